@@ -1,0 +1,261 @@
+/*
+ * body.c — body files: the file format, reading with checks, and the zlib stream pools.
+ *
+ * Layout of bodies/xx/<32 hex> (format 1), offsets in bytes, little-endian:
+ *    0  u32  magic "SUCB"
+ *    4  u16  format (1)
+ *    6  u16  flags: 0x2 raw (uncompressed)
+ *    8  u64  body_size   (logical)
+ *   16  u64  stored_size (payload bytes that follow the header)
+ *   24  u32  body_crc    (CRC-32 of the logical body)
+ *   28  u32  meta_len    (length of the trailing record copy)
+ *   32  u8[16] body_id   (equals the file name; catches swapped files)
+ *   48  payload: a zlib stream, or the raw body
+ *   48+stored_size  meta: the index record (format of record.c, version 0), for rebuilds
+ *
+ * Why pread and not mmap: another process may truncate the file under us; pread then returns
+ * a short count, where a mapping would raise SIGBUS (RELIABILITY §3.4).
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define BODY_MAGIC 0x42435553u /* "SUCB" little-endian */
+_Static_assert(32 + SUC_BODY_ID_LEN == SUC_BODY_HEADER_LEN, "body header layout");
+
+static const char HEX[] = "0123456789abcdef";
+
+void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]) {
+    out[0] = HEX[id[0] >> 4];
+    out[1] = HEX[id[0] & 15];
+    out[2] = '/';
+    for (int i = 0; i < SUC_BODY_ID_LEN; i++) {
+        out[3 + 2 * i] = HEX[id[i] >> 4];
+        out[4 + 2 * i] = HEX[id[i] & 15];
+    }
+    out[3 + 2 * SUC_BODY_ID_LEN] = '\0';
+}
+
+/* ---- zlib pools --------------------------------------------------------------------- */
+
+z_stream *suc_zpool_take_deflate(suc_cache *c) {
+    z_stream *zs = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->deflater_count > 0) zs = c->deflaters[--c->deflater_count];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (zs) {
+        if (deflateReset(zs) == Z_OK) return zs;
+        deflateEnd(zs);
+        free(zs);
+    }
+    zs = calloc(1, sizeof *zs);
+    if (!zs) return NULL;
+    if (deflateInit(zs, c->opts.compression_level) != Z_OK) {
+        free(zs);
+        return NULL;
+    }
+    return zs;
+}
+
+void suc_zpool_give_deflate(suc_cache *c, z_stream *zs) {
+    if (!zs) return;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->deflater_count < SUC_ZPOOL_MAX) {
+        c->deflaters[c->deflater_count++] = zs;
+        zs = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (zs) {
+        deflateEnd(zs);
+        free(zs);
+    }
+}
+
+z_stream *suc_zpool_take_inflate(suc_cache *c) {
+    z_stream *zs = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->inflater_count > 0) zs = c->inflaters[--c->inflater_count];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (zs) {
+        if (inflateReset(zs) == Z_OK) return zs;
+        inflateEnd(zs);
+        free(zs);
+    }
+    zs = calloc(1, sizeof *zs);
+    if (!zs) return NULL;
+    if (inflateInit(zs) != Z_OK) {
+        free(zs);
+        return NULL;
+    }
+    return zs;
+}
+
+void suc_zpool_give_inflate(suc_cache *c, z_stream *zs) {
+    if (!zs) return;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->inflater_count < SUC_ZPOOL_MAX) {
+        c->inflaters[c->inflater_count++] = zs;
+        zs = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (zs) {
+        inflateEnd(zs);
+        free(zs);
+    }
+}
+
+/* ---- decoding ------------------------------------------------------------------------ */
+
+/*
+ * Turns the stored bytes into the logical body. Inflation stops at the recorded length: a
+ * stream that would produce more, or less, is corrupt (decompression bombs end here). For
+ * zlib streams the Adler-32 in the stream trailer, which inflate() verifies, is the checksum;
+ * raw bodies are checked against the recorded CRC-32.
+ */
+int suc_body_decode(suc_cache *c, const suc_record *rec, const uint8_t *stored, uint8_t *out,
+                    suc_error *err) {
+    if (rec->flags & SUC_REC_RAW) {
+        if (rec->body_size) memcpy(out, stored, (size_t)rec->body_size);
+        uint32_t crc = (uint32_t)crc32(0L, out, (uInt)0);
+        size_t left = (size_t)rec->body_size;
+        const uint8_t *p = out;
+        while (left > 0) { /* crc32 takes uInt lengths */
+            uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
+            crc = (uint32_t)crc32(crc, p, n);
+            p += n;
+            left -= n;
+        }
+        if (crc != rec->body_crc)
+            return suc_fail(err, SUC_ECORRUPT, "crc32", 0, 0, "body checksum mismatch");
+        return SUC_OK;
+    }
+    if (suc_os_fault(SUC_FAULT_INFLATE))
+        return suc_fail(err, SUC_ENOMEM, "inflate", 0, Z_MEM_ERROR, "inflate: injected fault");
+    z_stream *zs = suc_zpool_take_inflate(c);
+    if (!zs) return suc_fail(err, SUC_ENOMEM, "inflateInit", 0, Z_MEM_ERROR, "inflateInit failed");
+    uint8_t dummy;
+    zs->next_in = (Bytef *)stored;
+    zs->avail_in = 0;
+    zs->next_out = rec->body_size ? out : &dummy;
+    zs->avail_out = 0;
+    uint64_t in_left = rec->stored_size, out_left = rec->body_size;
+    int zrc = Z_OK;
+    for (;;) {
+        if (zs->avail_in == 0 && in_left > 0) {
+            zs->avail_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+            in_left -= zs->avail_in;
+        }
+        if (zs->avail_out == 0 && out_left > 0) {
+            zs->avail_out = out_left > (1u << 30) ? (1u << 30) : (uInt)out_left;
+            out_left -= zs->avail_out;
+        }
+        zrc = inflate(zs, Z_FINISH);
+        if (zrc == Z_STREAM_END || (zrc != Z_OK && zrc != Z_BUF_ERROR)) break;
+        if (zs->avail_in == 0 && in_left == 0) break;   /* input exhausted before the end */
+        if (zs->avail_out == 0 && out_left == 0) break; /* longer than recorded */
+    }
+    int ok = zrc == Z_STREAM_END && zs->avail_out == 0 && out_left == 0 && zs->avail_in == 0 &&
+             in_left == 0;
+    int mem = zrc == Z_MEM_ERROR;
+    suc_zpool_give_inflate(c, zs);
+    if (mem) return suc_fail(err, SUC_ENOMEM, "inflate", 0, zrc, "inflate: out of memory");
+    if (!ok)
+        return suc_fail(err, SUC_ECORRUPT, "inflate", 0, zrc,
+                        "body stream does not inflate to its recorded length (zlib rc %d)", zrc);
+    return SUC_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_t **out,
+                  suc_error *err) {
+    int rc = SUC_OK;
+    int fd = -1;
+    uint8_t *file = NULL, *body = NULL;
+    char path[SUC_BODY_PATH_LEN];
+    *out = NULL;
+
+    if (rec->body_size > c->opts.max_body_bytes || rec->stored_size > c->opts.max_body_bytes + 65536) {
+        rc = suc_fail(err, SUC_ECORRUPT, "record", 0, 0, "recorded body size exceeds the limit");
+        goto out;
+    }
+    body = suc_os_malloc((size_t)rec->body_size);
+    if (!body) {
+        rc = suc_fail(err, SUC_ENOMEM, "malloc(body)", ENOMEM, 0, "out of memory");
+        goto out;
+    }
+    if (rec->flags & SUC_REC_INLINE) {
+        rc = suc_body_decode(c, rec, rec->inline_body, body, err);
+        goto out;
+    }
+
+    suc_body_path(rec->body_id, path);
+    /* O_NONBLOCK: a FIFO planted at the path must not block us; O_NOFOLLOW: nor a symlink. */
+    fd = suc_os_openat(c->bodiesfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT) /* removed by another process after our index read: a plain miss */
+            rc = suc_fail(err, SUC_ENOTFOUND, "openat(body)", e, 0, "body file is gone");
+        else if (e == ELOOP || e == ENOTDIR || e == EISDIR || e == ENXIO)
+            rc = suc_fail(err, SUC_ECORRUPT, "openat(body)", e, 0, "body path is not a regular file");
+        else
+            rc = suc_fail_errno(err, "openat(body)", e);
+        goto out;
+    }
+    struct stat st;
+    if (suc_os_fstat(fd, &st) < 0) {
+        rc = suc_fail_errno(err, "fstat(body)", errno);
+        goto out;
+    }
+    uint64_t expect = SUC_BODY_HEADER_LEN + rec->stored_size + record_len;
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != expect) {
+        rc = suc_fail(err, SUC_ECORRUPT, "fstat(body)", 0, 0,
+                      "body file has size %lld, expected %llu", (long long)st.st_size,
+                      (unsigned long long)expect);
+        goto out;
+    }
+    size_t want = SUC_BODY_HEADER_LEN + (size_t)rec->stored_size;
+    file = suc_os_malloc(want);
+    if (!file) {
+        rc = suc_fail(err, SUC_ENOMEM, "malloc(file)", ENOMEM, 0, "out of memory");
+        goto out;
+    }
+    ssize_t got = suc_os_pread_full(fd, file, want, 0);
+    if (got < 0) {
+        rc = suc_fail_errno(err, "pread(body)", errno);
+        goto out;
+    }
+    if ((size_t)got != want || suc_get_u32(file) != BODY_MAGIC ||
+        suc_get_u16(file + 4) != SUC_BODY_FORMAT ||
+        (suc_get_u16(file + 6) & SUC_REC_RAW) != (rec->flags & SUC_REC_RAW) ||
+        suc_get_u64(file + 8) != rec->body_size || suc_get_u64(file + 16) != rec->stored_size ||
+        suc_get_u32(file + 24) != rec->body_crc || suc_get_u32(file + 28) != record_len ||
+        memcmp(file + 32, rec->body_id, SUC_BODY_ID_LEN) != 0) {
+        rc = suc_fail(err, SUC_ECORRUPT, "body header", 0, 0, "body file header does not match its record");
+        goto out;
+    }
+    rc = suc_body_decode(c, rec, file + SUC_BODY_HEADER_LEN, body, err);
+
+out:
+    suc_os_close(fd);
+    free(file);
+    if (rc == SUC_OK) {
+        *out = body;
+    } else {
+        free(body);
+    }
+    return rc;
+}
+
+void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count) {
+    char path[SUC_BODY_PATH_LEN];
+    for (size_t i = 0; i < count; i++) {
+        suc_body_path(ids + i * SUC_BODY_ID_LEN, path);
+        (void)suc_os_unlinkat(c->bodiesfd, path, 0);
+    }
+}

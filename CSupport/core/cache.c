@@ -1,0 +1,650 @@
+/*
+ * cache.c — opening a cache directory, the per-process environment registry, transactions,
+ * map growth, counters and the lazy last-use queue.
+ *
+ * The lmdb.h caveats this file exists to honour:
+ * > "Do not have open an LMDB database twice in the same process at the same time. Not even
+ * >  from a plain open() call - close()ing it breaks flock() advisory locking."
+ *   → one handle per (device, inode) per process, reference-counted (the registry below).
+ * > "Use an MDB_env* in the process which opened it, not after fork()."
+ *   → a fork generation; every call from a child fails with SUC_EFORKED.
+ * > "A process that crashes inside a read transaction leaves a stale reader slot."
+ *   → mdb_reader_check() at open and whenever MDB_READERS_FULL comes back.
+ * > mdb_env_set_mapsize: "may only be called if no transactions are active in the current
+ * >  process" and, after another process grew the map, "pass 0 to adopt the new size".
+ *   → every transaction holds map_lock shared; growth and adoption hold it exclusive.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SUC_FORMAT_VERSION 1u
+
+static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static suc_cache *g_registry;
+static uint64_t g_fork_gen;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* In a forked child the parent's handles must never be touched again (not even closed: that
+ * would drop locks the parent still relies on), so the child forgets them. */
+static void atfork_child(void) {
+    g_fork_gen++;
+    g_registry = NULL;
+    pthread_mutex_init(&g_registry_mu, NULL);
+}
+
+static void install_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
+
+int suc_cache_check_fork(suc_cache *c, suc_error *err) {
+    if (!c) return suc_fail(err, SUC_EINVAL, "suc_cache", 0, 0, "NULL cache handle");
+    if (c->fork_gen != g_fork_gen)
+        return suc_fail(err, SUC_EFORKED, "suc_cache", 0, 0,
+                        "cache handle opened before fork(); open the directory again in the child");
+    return SUC_OK;
+}
+
+void suc_options_init(suc_options *o) {
+    memset(o, 0, sizeof *o);
+    o->durability = SUC_DURABILITY_DEFAULT;
+    o->map_size_initial = 64ull << 20;
+    o->map_size_max = 64ull << 30;
+    o->max_body_bytes = 64ull << 20;
+    o->max_key_bytes = 16u << 10;
+    o->max_head_bytes = 256u << 10;
+    o->max_user_info_bytes = 64u << 10;
+    o->inline_max_bytes = 2048;
+    o->max_readers = 1024;
+    o->compression_level = 1;
+    o->touch_interval_ms = 60000;
+}
+
+static void normalize_options(suc_options *o, const suc_options *in) {
+    suc_options d;
+    suc_options_init(&d);
+    *o = in ? *in : d;
+    if (!o->map_size_initial) o->map_size_initial = d.map_size_initial;
+    if (!o->map_size_max) o->map_size_max = d.map_size_max;
+    if (o->map_size_max < o->map_size_initial) o->map_size_max = o->map_size_initial;
+    if (!o->max_body_bytes) o->max_body_bytes = d.max_body_bytes;
+    if (!o->max_key_bytes) o->max_key_bytes = d.max_key_bytes;
+    if (!o->max_head_bytes) o->max_head_bytes = d.max_head_bytes;
+    if (!o->max_user_info_bytes) o->max_user_info_bytes = d.max_user_info_bytes;
+    if (!o->inline_max_bytes) o->inline_max_bytes = d.inline_max_bytes;
+    if (!o->max_readers) o->max_readers = d.max_readers;
+    if (o->compression_level < 1 || o->compression_level > 9) o->compression_level = d.compression_level;
+    if (!o->touch_interval_ms) o->touch_interval_ms = d.touch_interval_ms;
+}
+
+/* ---- directory checks ---------------------------------------------------------------- */
+
+static int in_group(gid_t gid) {
+    if (gid == getegid()) return 1;
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    for (int i = 0; i < n; i++)
+        if (groups[i] == gid) return 1;
+    return 0;
+}
+
+/* RELIABILITY §3.4: refuse a world-writable root and one owned by a group we are not in. */
+static int check_root(int rootfd, const char *path, suc_error *err) {
+    struct stat st;
+    if (suc_os_fstat(rootfd, &st) < 0) return suc_fail_errno(err, "fstat(root)", errno);
+    if (!S_ISDIR(st.st_mode))
+        return suc_fail(err, SUC_ENOTCACHE, "fstat(root)", 0, 0, "%s is not a directory", path);
+    if (st.st_mode & S_IWOTH)
+        return suc_fail(err, SUC_EUNSAFE, "fstat(root)", 0, 0, "%s is world-writable", path);
+    if (geteuid() != 0 && st.st_uid != geteuid() && !in_group(st.st_gid))
+        return suc_fail(err, SUC_EUNSAFE, "fstat(root)", 0, 0,
+                        "%s belongs to a user and group this process is not", path);
+    return SUC_OK;
+}
+
+/* A directory with no index may only hold what an interrupted creation leaves behind. */
+static int check_empty_or_ours(int rootfd, const char *path, suc_error *err) {
+    int fd = dup(rootfd);
+    if (fd < 0) return suc_fail_errno(err, "dup(root)", errno);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        return suc_fail_errno(err, "fdopendir(root)", e);
+    }
+    rewinddir(d);
+    int rc = SUC_OK;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "bodies") || !strcmp(n, "tmp") ||
+            !strcmp(n, "index.lmdb-lock") || !strcmp(n, "compact.lock"))
+            continue;
+        rc = suc_fail(err, SUC_ENOTCACHE, "readdir(root)", 0, 0,
+                      "%s is not empty and holds no cache index (found '%s')", path, n);
+        break;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* mkdirat + fchmod(2770) when we created it, so the umask cannot take the group's access. */
+static int make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
+    int created = suc_os_mkdirat(dirfd, name, 02770) == 0;
+    if (!created && errno != EEXIST) return suc_fail_errno(err, "mkdirat", errno);
+    int fd = suc_os_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+    if (fd < 0) return suc_fail_errno(err, "openat(dir)", errno);
+    if (created) (void)suc_os_fchmod(fd, 02770);
+    if (out_fd) *out_fd = fd;
+    else suc_os_close(fd);
+    return SUC_OK;
+}
+
+/* Creates the LMDB files ourselves (O_NOFOLLOW, then 0660 whatever the umask): readers write
+ * the lock file, so every group member needs write access to it (RELIABILITY §3.4). */
+static int prepare_file(int rootfd, const char *name, suc_error *err) {
+    int fd = suc_os_openat(rootfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0660);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return suc_fail(err, SUC_EUNSAFE, "openat(index)", ELOOP, 0, "%s is a symlink", name);
+        return suc_fail_errno(err, "openat(index)", errno);
+    }
+    struct stat st;
+    int rc = SUC_OK;
+    if (suc_os_fstat(fd, &st) < 0) rc = suc_fail_errno(err, "fstat(index)", errno);
+    else if (!S_ISREG(st.st_mode))
+        rc = suc_fail(err, SUC_EUNSAFE, "fstat(index)", 0, 0, "%s is not a regular file", name);
+    else if (st.st_uid == geteuid() && (st.st_mode & 0777) != 0660)
+        (void)suc_os_fchmod(fd, 0660);
+    suc_os_close(fd);
+    return rc;
+}
+
+/* ---- meta table --------------------------------------------------------------------- */
+
+static int meta_get_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out) {
+    MDB_val k = {strlen(name), (void *)name}, v;
+    int rc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (rc) return rc;
+    if (v.mv_size != 8) return MDB_CORRUPTED;
+    *out = suc_get_u64(v.mv_data);
+    return 0;
+}
+
+static int meta_put_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
+    uint8_t buf[8];
+    suc_put_u64(buf, value);
+    MDB_val k = {strlen(name), (void *)name}, v = {8, buf};
+    return mdb_put(txn, c->dbi_meta, &k, &v, 0);
+}
+
+int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err) {
+    static const char *names[4] = {"entries", "body_bytes", "stored_bytes", "record_bytes"};
+    const int64_t deltas[4] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes};
+    for (int i = 0; i < 4; i++) {
+        if (!deltas[i]) continue;
+        uint64_t cur = 0;
+        int rc = meta_get_u64(c, txn, names[i], &cur);
+        if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
+        int64_t next = (int64_t)cur + deltas[i];
+        if (next < 0) next = 0; /* only after undecodable records were purged; verify recomputes */
+        if ((rc = meta_put_u64(c, txn, names[i], (uint64_t)next))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+    }
+    return SUC_OK;
+}
+
+int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err) {
+    uint64_t seq = 0;
+    int rc = meta_get_u64(c, txn, "seq", &seq);
+    if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta seq)", rc);
+    seq++;
+    if ((rc = meta_put_u64(c, txn, "seq", seq))) return suc_fail_mdb(err, "mdb_put(meta seq)", rc);
+    *out = seq;
+    return SUC_OK;
+}
+
+/* ---- map size ----------------------------------------------------------------------- */
+
+/* Another process grew the map: adopt its size (lmdb.h: mdb_env_set_mapsize(env, 0)). */
+static int adopt_map_size(suc_cache *c, suc_error *err) {
+    pthread_rwlock_wrlock(&c->map_lock);
+    int rc = mdb_env_set_mapsize(c->env, 0);
+    MDB_envinfo info;
+    if (!rc && !mdb_env_info(c->env, &info)) c->map_size = info.me_mapsize;
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc ? suc_fail_mdb(err, "mdb_env_set_mapsize(0)", rc) : SUC_OK;
+}
+
+/* MDB_MAP_FULL: double the map up to the cap. Several processes may do this at once; each
+ * sets a size at least as large as what it saw, and LMDB keeps the largest in the meta page. */
+static int grow_map(suc_cache *c, uint64_t seen_size, suc_error *err) {
+    int rc = SUC_OK;
+    pthread_rwlock_wrlock(&c->map_lock);
+    if (c->map_size > seen_size) goto out; /* another thread of ours already grew it */
+    if (c->map_size >= c->opts.map_size_max) {
+        rc = suc_fail(err, SUC_EINDEXFULL, "mdb_env_set_mapsize", 0, MDB_MAP_FULL,
+                      "index is full at its maximum map size of %llu bytes",
+                      (unsigned long long)c->opts.map_size_max);
+        goto out;
+    }
+    uint64_t next = c->map_size * 2;
+    if (next > c->opts.map_size_max) next = c->opts.map_size_max;
+    int mrc = mdb_env_set_mapsize(c->env, (size_t)next);
+    if (mrc) {
+        rc = suc_fail_mdb(err, "mdb_env_set_mapsize", mrc);
+        goto out;
+    }
+    MDB_envinfo info;
+    c->map_size = mdb_env_info(c->env, &info) ? next : info.me_mapsize;
+out:
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc;
+}
+
+/* ---- transactions ------------------------------------------------------------------- */
+
+int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err) {
+    MDB_txn *txn = NULL;
+    int rc = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        pthread_rwlock_rdlock(&c->map_lock);
+        pthread_mutex_lock(&c->pool_mu);
+        txn = c->rtxn_count ? c->rtxn_pool[--c->rtxn_count] : NULL;
+        pthread_mutex_unlock(&c->pool_mu);
+        rc = txn ? mdb_txn_renew(txn) : mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn);
+        if (rc == 0) {
+            *out = txn;
+            return SUC_OK;
+        }
+        if (txn) mdb_txn_abort(txn);
+        txn = NULL;
+        pthread_rwlock_unlock(&c->map_lock);
+        if (rc == MDB_MAP_RESIZED) {
+            int arc = adopt_map_size(c, err);
+            if (arc) return arc;
+        } else if (rc == MDB_READERS_FULL) {
+            int dead = 0;
+            mdb_reader_check(c->env, &dead);
+            if (dead == 0 && attempt > 0) break;
+        } else {
+            break;
+        }
+    }
+    return suc_fail_mdb(err, "mdb_txn_begin(read)", rc);
+}
+
+void suc_rtxn_end(suc_cache *c, MDB_txn *txn) {
+    mdb_txn_reset(txn);
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->rtxn_count < SUC_RTXN_POOL_MAX) {
+        c->rtxn_pool[c->rtxn_count++] = txn;
+        txn = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (txn) mdb_txn_abort(txn);
+    pthread_rwlock_unlock(&c->map_lock);
+}
+
+int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err) {
+    for (int attempt = 0;; attempt++) {
+        suc_error local = {0};
+        MDB_txn *txn = NULL;
+        pthread_rwlock_rdlock(&c->map_lock);
+        uint64_t seen = c->map_size;
+        int mrc = mdb_txn_begin(c->env, NULL, 0, &txn);
+        if (mrc == MDB_MAP_RESIZED) {
+            pthread_rwlock_unlock(&c->map_lock);
+            int arc = adopt_map_size(c, err);
+            if (arc) return arc;
+            continue;
+        }
+        if (mrc) {
+            pthread_rwlock_unlock(&c->map_lock);
+            return suc_fail_mdb(err, "mdb_txn_begin(write)", mrc);
+        }
+        int rc = fn(c, txn, ctx, &local);
+        if (rc == SUC_OK) {
+            if (suc_os_fault(SUC_FAULT_COMMIT)) {
+                mdb_txn_abort(txn);
+                rc = suc_fail_errno(&local, "mdb_txn_commit", errno);
+            } else if ((mrc = mdb_txn_commit(txn)) != 0) {
+                rc = suc_fail_mdb(&local, "mdb_txn_commit", mrc);
+            }
+        } else {
+            mdb_txn_abort(txn);
+        }
+        pthread_rwlock_unlock(&c->map_lock);
+        if (rc == SUC_OK) return SUC_OK;
+        if (local.lib_rc == MDB_MAP_FULL && attempt < 64) {
+            int grc = grow_map(c, seen, err);
+            if (grc) return grc;
+            if (reset) reset(ctx);
+            continue;
+        }
+        if (err) *err = local;
+        return rc;
+    }
+}
+
+/* ---- touches ------------------------------------------------------------------------ */
+
+void suc_touch_queue(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], int64_t when_ms) {
+    pthread_mutex_lock(&c->touch_mu);
+    if (c->touches && c->touch_count < SUC_TOUCH_MAX) {
+        /* Past the cap new touches are dropped: last-use is an eviction hint, not data. */
+        memcpy(c->touches[c->touch_count].ikey, ikey, SUC_IKEY_LEN);
+        c->touches[c->touch_count].when_ms = when_ms;
+        c->touch_count++;
+    }
+    pthread_mutex_unlock(&c->touch_mu);
+}
+
+int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, suc_error *err) {
+    uint8_t *copy = NULL;
+    size_t copy_cap = 0;
+    int rc = SUC_OK;
+    for (size_t i = 0; i < count; i++) {
+        MDB_val k = {SUC_IKEY_LEN, list[i].ikey}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc == MDB_NOTFOUND) continue;
+        if (mrc) {
+            rc = suc_fail_mdb(err, "mdb_get(touch)", mrc);
+            break;
+        }
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.last_used_ms >= list[i].when_ms) continue;
+        if (v.mv_size > copy_cap) {
+            uint8_t *p = realloc(copy, v.mv_size);
+            if (!p) {
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(touch)", ENOMEM, 0, "out of memory");
+                break;
+            }
+            copy = p;
+            copy_cap = v.mv_size;
+        }
+        memcpy(copy, v.mv_data, v.mv_size);
+        suc_record_patch_last_used(copy, list[i].when_ms);
+        uint8_t old_t[SUC_TKEY_LEN], new_t[SUC_TKEY_LEN];
+        suc_tkey_make(r.last_used_ms, list[i].ikey, old_t);
+        suc_tkey_make(list[i].when_ms, list[i].ikey, new_t);
+        MDB_val ok = {SUC_TKEY_LEN, old_t}, nk = {SUC_TKEY_LEN, new_t}, empty = {0, NULL};
+        MDB_val nv = {v.mv_size, copy};
+        mrc = mdb_del(txn, c->dbi_by_use, &ok, NULL);
+        if (mrc && mrc != MDB_NOTFOUND) {
+            rc = suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+            break;
+        }
+        if ((mrc = mdb_put(txn, c->dbi_by_use, &nk, &empty, 0)) ||
+            (mrc = mdb_put(txn, c->dbi_main, &k, &nv, 0))) {
+            rc = suc_fail_mdb(err, "mdb_put(touch)", mrc);
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---- open / close ------------------------------------------------------------------- */
+
+typedef struct init_ctx {
+    int fresh_ok; /* the directory had no index file before this open */
+} init_ctx;
+
+static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    init_ctx *ctx = vctx;
+    int rc;
+    if ((rc = mdb_dbi_open(txn, "main", MDB_CREATE, &c->dbi_main)) ||
+        (rc = mdb_dbi_open(txn, "by_time", MDB_CREATE, &c->dbi_by_time)) ||
+        (rc = mdb_dbi_open(txn, "by_use", MDB_CREATE, &c->dbi_by_use)) ||
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->dbi_meta)))
+        return suc_fail_mdb(err, "mdb_dbi_open", rc);
+    uint64_t format = 0;
+    rc = meta_get_u64(c, txn, "format", &format);
+    if (rc == MDB_NOTFOUND) {
+        MDB_stat st;
+        mdb_stat(txn, c->dbi_main, &st);
+        if (st.ms_entries > 0 && !ctx->fresh_ok)
+            return suc_fail(err, SUC_ENOTCACHE, "meta", 0, 0, "index has entries but no format record");
+        if ((rc = meta_put_u64(c, txn, "format", SUC_FORMAT_VERSION))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+        return SUC_OK;
+    }
+    if (rc) return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
+    if (format != SUC_FORMAT_VERSION)
+        return suc_fail(err, SUC_EVERSION, "meta", 0, 0,
+                        "cache format %llu is not supported (this build reads %u)",
+                        (unsigned long long)format, SUC_FORMAT_VERSION);
+    return SUC_OK;
+}
+
+static void cache_free(suc_cache *c) {
+    if (!c) return;
+    for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+    if (c->env) mdb_env_close(c->env);
+    for (int i = 0; i < c->deflater_count; i++) {
+        deflateEnd(c->deflaters[i]);
+        free(c->deflaters[i]);
+    }
+    for (int i = 0; i < c->inflater_count; i++) {
+        inflateEnd(c->inflaters[i]);
+        free(c->inflaters[i]);
+    }
+    suc_os_close(c->bodiesfd);
+    suc_os_close(c->tmpfd);
+    suc_os_close(c->rootfd);
+    free(c->touches);
+    pthread_rwlock_destroy(&c->map_lock);
+    pthread_mutex_destroy(&c->pool_mu);
+    pthread_mutex_destroy(&c->commit_mu);
+    pthread_cond_destroy(&c->commit_cv);
+    pthread_mutex_destroy(&c->touch_mu);
+    free(c);
+}
+
+static suc_cache *cache_alloc(void) {
+    suc_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->rootfd = c->bodiesfd = c->tmpfd = -1;
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    /* Map growth must not starve behind a stream of lookups. */
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&c->map_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&c->pool_mu, NULL);
+    pthread_mutex_init(&c->commit_mu, NULL);
+    pthread_cond_init(&c->commit_cv, NULL);
+    pthread_mutex_init(&c->touch_mu, NULL);
+    c->touches = malloc(sizeof(suc_touch) * SUC_TOUCH_MAX);
+    c->fork_gen = g_fork_gen;
+    return c;
+}
+
+static int open_env(suc_cache *c, const char *path, int fresh, suc_error *err) {
+    int rc;
+    if ((rc = mdb_env_create(&c->env))) return suc_fail_mdb(err, "mdb_env_create", rc);
+    if ((rc = mdb_env_set_maxdbs(c->env, 8)) ||
+        (rc = mdb_env_set_maxreaders(c->env, c->opts.max_readers)) ||
+        (rc = mdb_env_set_mapsize(c->env, (size_t)c->opts.map_size_initial)))
+        return suc_fail_mdb(err, "mdb_env_set", rc);
+    /* Open through the directory descriptor we checked, so a root swapped for a symlink after
+     * the check is not followed (Linux /proc/self/fd); fall back to the path elsewhere. */
+    char lmdb_path[4096];
+    snprintf(lmdb_path, sizeof lmdb_path, "/proc/self/fd/%d/index.lmdb", c->rootfd);
+    if (access(lmdb_path, F_OK) != 0) snprintf(lmdb_path, sizeof lmdb_path, "%s/index.lmdb", path);
+    /* Never MDB_WRITEMAP (SIGBUS on a full disk, stray writes); MDB_NOTLS for Swift tasks that
+     * hop threads; MDB_NORDAHEAD because lookups are random. */
+    unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
+    if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
+    if ((rc = mdb_env_open(c->env, lmdb_path, flags, 0660))) return suc_fail_mdb(err, "mdb_env_open", rc);
+    int dead = 0;
+    mdb_reader_check(c->env, &dead);
+    MDB_envinfo info;
+    if ((rc = mdb_env_info(c->env, &info))) return suc_fail_mdb(err, "mdb_env_info", rc);
+    c->map_size = info.me_mapsize;
+    init_ctx ictx = {fresh};
+    return suc_write_txn(c, init_tables, NULL, &ictx, err);
+}
+
+int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err) {
+    if (!out || !path || !*path) return suc_fail(err, SUC_EINVAL, "suc_cache_open", 0, 0, "path and out are required");
+    *out = NULL;
+    pthread_once(&g_atfork_once, install_atfork);
+    suc_options o;
+    normalize_options(&o, opts);
+
+    pthread_mutex_lock(&g_registry_mu);
+    int rc = SUC_OK, created = 0;
+    suc_cache *c = NULL;
+    int rootfd = -1;
+
+    struct stat lst;
+    if (lstat(path, &lst) < 0) {
+        if (errno != ENOENT) {
+            rc = suc_fail_errno(err, "lstat(root)", errno);
+            goto out;
+        }
+        if (!o.create) {
+            rc = suc_fail(err, SUC_ENOENT, "lstat(root)", ENOENT, 0, "%s does not exist", path);
+            goto out;
+        }
+        if (mkdir(path, 02770) < 0 && errno != EEXIST) {
+            rc = suc_fail_errno(err, "mkdir(root)", errno);
+            goto out;
+        }
+        created = 1;
+    } else if (S_ISLNK(lst.st_mode)) {
+        rc = suc_fail(err, SUC_EUNSAFE, "lstat(root)", 0, 0, "%s is a symlink", path);
+        goto out;
+    }
+    rootfd = suc_os_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+    if (rootfd < 0) {
+        int e = errno;
+        rc = e == ELOOP ? suc_fail(err, SUC_EUNSAFE, "open(root)", e, 0, "%s is a symlink", path)
+           : e == ENOTDIR ? suc_fail(err, SUC_ENOTCACHE, "open(root)", e, 0, "%s is not a directory", path)
+           : suc_fail_errno(err, "open(root)", e);
+        goto out;
+    }
+    if (created) (void)suc_os_fchmod(rootfd, 02770);
+    if ((rc = check_root(rootfd, path, err))) goto out;
+
+    struct stat st;
+    if (suc_os_fstat(rootfd, &st) < 0) {
+        rc = suc_fail_errno(err, "fstat(root)", errno);
+        goto out;
+    }
+    for (suc_cache *e = g_registry; e; e = e->next) {
+        if (e->dev == st.st_dev && e->ino == st.st_ino) {
+            e->refcount++;
+            *out = e;
+            goto out;
+        }
+    }
+
+    struct stat ist;
+    int has_index = fstatat(rootfd, "index.lmdb", &ist, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!has_index) {
+        if (!o.create) {
+            rc = suc_fail(err, SUC_ENOTCACHE, "fstatat(index)", ENOENT, 0, "%s holds no cache index", path);
+            goto out;
+        }
+        if ((rc = check_empty_or_ours(rootfd, path, err))) goto out;
+    }
+
+    c = cache_alloc();
+    if (!c || !c->touches) {
+        rc = suc_fail(err, SUC_ENOMEM, "calloc(cache)", ENOMEM, 0, "out of memory");
+        goto out;
+    }
+    c->opts = o;
+    c->dev = st.st_dev;
+    c->ino = st.st_ino;
+    c->rootfd = rootfd;
+    rootfd = -1;
+    if ((rc = make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
+        (rc = make_dir(c->rootfd, "tmp", &c->tmpfd, err)))
+        goto out;
+    /* All 256 fan-out directories up front, so no store pays for a mkdir. */
+    for (int i = 0; i < 256; i++) {
+        char sub[3];
+        snprintf(sub, sizeof sub, "%02x", i);
+        if ((rc = make_dir(c->bodiesfd, sub, NULL, err))) goto out;
+    }
+    if ((rc = prepare_file(c->rootfd, "index.lmdb", err)) ||
+        (rc = prepare_file(c->rootfd, "index.lmdb-lock", err)))
+        goto out;
+    if ((rc = open_env(c, path, !has_index, err))) goto out;
+
+    c->refcount = 1;
+    c->next = g_registry;
+    g_registry = c;
+    *out = c;
+    c = NULL;
+
+out:
+    pthread_mutex_unlock(&g_registry_mu);
+    if (rootfd >= 0) suc_os_close(rootfd);
+    cache_free(c);
+    return rc;
+}
+
+void suc_cache_close(suc_cache *c) {
+    if (!c) return;
+    if (c->fork_gen != g_fork_gen) return; /* a child never touches its parent's handles */
+    pthread_mutex_lock(&g_registry_mu);
+    int last = --c->refcount == 0;
+    if (last) {
+        for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
+            if (*p == c) {
+                *p = c->next;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_registry_mu);
+    if (!last) return;
+    (void)suc_cache_flush(c, NULL);
+    cache_free(c);
+}
+
+int suc_cache_flush(suc_cache *c, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    pthread_mutex_lock(&c->touch_mu);
+    size_t pending = c->touch_count;
+    pthread_mutex_unlock(&c->touch_mu);
+    if (!pending) return SUC_OK;
+    suc_op op = {0};
+    op.kind = 0; /* no operation of its own: the batch applies the queued touches */
+    rc = suc_index_submit(c, &op, err);
+    suc_op_release(&op);
+    return rc;
+}
+
+int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    memset(out, 0, sizeof *out);
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    uint64_t v;
+    if (!meta_get_u64(c, txn, "entries", &v)) out->entries = v;
+    if (!meta_get_u64(c, txn, "body_bytes", &v)) out->body_bytes = v;
+    if (!meta_get_u64(c, txn, "stored_bytes", &v)) out->stored_bytes = v;
+    if (!meta_get_u64(c, txn, "record_bytes", &v)) out->record_bytes = v;
+    MDB_envinfo info;
+    MDB_stat est;
+    if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {
+        out->map_size = info.me_mapsize;
+        out->map_used = (uint64_t)(info.me_last_pgno + 1) * est.ms_psize;
+        out->readers_used = info.me_numreaders;
+        out->readers_max = info.me_maxreaders;
+    }
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}

@@ -1,0 +1,298 @@
+/*
+ * shared_url_cache.h — the C core of SharedURLCache.
+ *
+ * A cache directory on local disk that several processes share at once: an LMDB index
+ * (`index.lmdb`) plus zlib-compressed body files (`bodies/xx/<hex>`). This header is the
+ * whole public surface; it exposes opaque handles only and includes neither lmdb.h nor zlib.h.
+ *
+ * The core knows nothing about HTTP. A record is addressed by two opaque byte strings:
+ * the primary `key` (callers pass an injective encoding of partition, method and URL) and a
+ * `variant` (the secondary key, e.g. the request values named by Vary; may be empty). The
+ * index key is SHA-256(key) ‖ SHA-256(variant)[0..16]; the full key and variant are kept in
+ * the record and compared on every lookup, so a hash collision is a miss, never a wrong entry.
+ *
+ * Errors
+ *   Every function returns int: 0 on success, or a negative SUC_E* code (range -31000…-31099,
+ *   clear of LMDB's -30799…-30780 and zlib's -1…-6). suc_strerror() names a code. Functions
+ *   that can fail take an optional `suc_error *` (last parameter, may be NULL) that receives the
+ *   failing operation and the underlying errno / LMDB rc / zlib rc.
+ *
+ * Threads and processes
+ *   A suc_cache handle is safe to use from many threads at once. Any number of processes may
+ *   open the same directory; each sees every other's committed stores and removes. Within one
+ *   process, opening the same directory twice returns handles that share one LMDB environment
+ *   (lmdb.h: never open one environment twice in a process). A handle must not be used in a
+ *   child after fork(): calls there fail with SUC_EFORKED; open the directory again instead.
+ *
+ * Ownership
+ *   Every *_free / *_close accepts NULL. Memory returned through suc_entry is owned by the
+ *   entry and valid until suc_entry_free().
+ */
+#ifndef SHARED_URL_CACHE_H
+#define SHARED_URL_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Result codes --------------------------------------------------------------------- */
+
+#define SUC_OK 0
+#define SUC_ENOTFOUND (-31000)     /* no such entry (a miss) */
+#define SUC_EINVAL (-31001)        /* invalid argument (programmer error or malformed input) */
+#define SUC_ECORRUPT (-31002)      /* stored data failed a check; the entry was treated as a miss */
+#define SUC_ETOOLARGE (-31003)     /* an entry or one of its parts exceeds a configured limit */
+#define SUC_EDISKFULL (-31004)     /* ENOSPC / EDQUOT / EFBIG while writing */
+#define SUC_EINDEXFULL (-31005)    /* the LMDB map reached its configured maximum */
+#define SUC_EPERM (-31006)         /* permission denied */
+#define SUC_EIO (-31007)           /* other I/O failure */
+#define SUC_ENOMEM (-31008)        /* allocation failed */
+#define SUC_EVERSION (-31009)      /* the directory has a format version this build does not read */
+#define SUC_EUNSAFE (-31010)       /* the root is a symlink, world-writable, or of a foreign group */
+#define SUC_ENOTCACHE (-31011)     /* the directory holds something that is not a cache */
+#define SUC_ENOENT (-31012)        /* the directory does not exist (and creation was not asked) */
+#define SUC_EFORKED (-31013)       /* the handle was opened in a parent process before fork() */
+#define SUC_EINDEX (-31014)        /* any other LMDB failure (see suc_error.lib_rc) */
+#define SUC_EREADERS (-31015)      /* no free reader slot even after clearing stale ones */
+#define SUC_EINJECTED (-31016)     /* reserved for tests: an injected fault with no errno */
+
+/* Detail about a failure. `op` names the failing operation (static string). */
+typedef struct suc_error {
+    int code;          /* the SUC_E* code also returned */
+    int sys_errno;     /* errno of the failing syscall, or 0 */
+    int lib_rc;        /* LMDB or zlib return code, or 0 */
+    const char *op;    /* e.g. "openat(body)", "mdb_txn_commit", "inflate" */
+    char message[192]; /* human-readable summary */
+} suc_error;
+
+/* A static description of a SUC_E* code (never NULL). */
+const char *suc_strerror(int code);
+
+/* ---- Opening a cache directory --------------------------------------------------------- */
+
+/* Durability modes (DESIGN invariant 7).
+ * SUC_DURABILITY_DEFAULT: a process crash loses no acknowledged store; a power loss never
+ *   corrupts the index but may lose the last commits (LMDB MDB_NOMETASYNC: one fdatasync per
+ *   commit, the meta page synced with the next one). Body files are not synced; a body lost to
+ *   power loss fails its checksum and reads as a miss.
+ * SUC_DURABILITY_DURABLE: every acknowledged store survives power loss: the body file and its
+ *   directory are fsynced before the index commit, and the commit is fully synced.
+ * Stores from many threads of one process are batched into one commit (group commit). */
+#define SUC_DURABILITY_DEFAULT 0
+#define SUC_DURABILITY_DURABLE 1
+
+typedef struct suc_options {
+    int create;                   /* create the directory and index if missing */
+    int durability;               /* SUC_DURABILITY_* */
+    uint64_t map_size_initial;    /* bytes; 0 = 64 MiB */
+    uint64_t map_size_max;        /* bytes; 0 = 64 GiB. At the cap, stores fail with SUC_EINDEXFULL */
+    uint64_t max_body_bytes;      /* 0 = 64 MiB */
+    uint32_t max_key_bytes;       /* 0 = 16 KiB (key + variant + partition) */
+    uint32_t max_head_bytes;      /* 0 = 256 KiB */
+    uint32_t max_user_info_bytes; /* 0 = 64 KiB */
+    uint32_t inline_max_bytes;    /* stored (compressed) bodies up to this live in the record; 0 = 2048;
+                                     SUC_INLINE_NEVER stores every body in a file */
+    uint32_t max_readers;         /* LMDB reader slots; 0 = 1024 */
+    int compression_level;        /* zlib level 1…9; 0 = 1 (fastest) */
+    uint32_t touch_interval_ms;   /* last-use times are updated at most this often; 0 = 60000 */
+} suc_options;
+
+#define SUC_INLINE_NEVER UINT32_MAX
+
+/* Fills `opts` with the defaults described above. */
+void suc_options_init(suc_options *opts);
+
+typedef struct suc_cache suc_cache;
+
+/*
+ * Opens (or, with opts->create, creates) the cache directory at `path`.
+ *
+ * Why so many checks: every file in the directory may have been written by another user of the
+ * group (RELIABILITY §3.4). The root must not be a symlink (O_NOFOLLOW + lstat), must not be
+ * world-writable, and must belong to the caller's user or one of its groups. A new root is
+ * created 2770 (setgid, so the group is inherited) whatever the umask. A non-empty directory
+ * with no index is refused (SUC_ENOTCACHE) so that a typo cannot turn /home into a cache.
+ * Stale reader slots left by crashed processes are cleared (mdb_reader_check) at open.
+ *
+ * Returns SUC_ENOENT, SUC_EUNSAFE, SUC_ENOTCACHE, SUC_EVERSION, SUC_EPERM, SUC_EIO, SUC_EINDEX.
+ */
+int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err);
+
+/* Flushes pending last-use updates and releases the handle (NULL is allowed). */
+void suc_cache_close(suc_cache *cache);
+
+/* Writes pending last-use times and usage counters (one write transaction, or none if nothing
+ * is pending). Hits never write; this is where their effects reach the index. */
+int suc_cache_flush(suc_cache *cache, suc_error *err);
+
+/* ---- Storing --------------------------------------------------------------------------- */
+
+#define SUC_PUT_RAW 0x1u /* store the body uncompressed (already content-encoded, or incompressible) */
+
+typedef struct suc_put_params {
+    const void *key; size_t key_len;             /* primary key bytes (required, non-empty) */
+    const void *variant; size_t variant_len;     /* secondary key bytes (may be empty) */
+    const void *partition; size_t partition_len; /* partition name, for stats and purge (may be empty) */
+    const void *head; size_t head_len;           /* opaque response head (status, headers…) */
+    const void *user_info; size_t user_info_len; /* opaque caller data */
+    int64_t stored_at_ms;                        /* store time (ms since 1970) for remove-since */
+    uint32_t app_flags;                          /* opaque to the core; returned on lookup */
+    uint32_t flags;                              /* SUC_PUT_* */
+} suc_put_params;
+
+/* A body being written: bytes are compressed and streamed to a temp file as they arrive, so a
+ * large body never sits in memory whole. */
+typedef struct suc_writer suc_writer;
+
+/* Starts a body. `flags` takes SUC_PUT_RAW. */
+int suc_writer_begin(suc_cache *cache, uint32_t flags, suc_writer **out, suc_error *err);
+
+/* Appends body bytes. Past max_body_bytes the writer fails with SUC_ETOOLARGE and its temp
+ * file is removed; only suc_writer_abort() is then valid. */
+int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *err);
+
+/*
+ * Publishes the body and its index record, in the order of DESIGN invariant 1: body complete
+ * (fsynced in durable mode) → renamed into place → one index commit that carries the body's
+ * length and checksum. Replaces any previous entry with the same key and variant (its body file
+ * is unlinked after the commit). The writer is consumed whatever the result.
+ * `out_version` (may be NULL) receives the record version: a number that changes whenever the
+ * entry is replaced, which memory tiers use to validate what they hold.
+ */
+int suc_writer_commit(suc_writer *w, const suc_put_params *params, uint64_t *out_version,
+                      suc_error *err);
+
+/* Discards the body (removes its temp file). NULL is allowed. */
+void suc_writer_abort(suc_writer *w);
+
+/* Convenience: begin + append(body) + commit. */
+int suc_put(suc_cache *cache, const suc_put_params *params, const void *body, size_t body_len,
+            uint64_t *out_version, suc_error *err);
+
+/* ---- Looking up ------------------------------------------------------------------------ */
+
+#define SUC_GET_NO_BODY 0x1u  /* read the record only (head, sizes, version), not the body */
+#define SUC_GET_NO_TOUCH 0x2u /* do not count this lookup as a use for LRU */
+
+/* A looked-up entry. Pointers stay valid until suc_entry_free(). */
+typedef struct suc_entry_view {
+    const uint8_t *key; size_t key_len;
+    const uint8_t *variant; size_t variant_len;
+    const uint8_t *partition; size_t partition_len;
+    const uint8_t *head; size_t head_len;
+    const uint8_t *user_info; size_t user_info_len;
+    const uint8_t *body; size_t body_len; /* NULL/0 with SUC_GET_NO_BODY; body_size is still set */
+    uint64_t body_size;                   /* logical (uncompressed) body length */
+    uint64_t stored_size;                 /* bytes the body takes on disk (compressed or raw) */
+    uint64_t version;
+    int64_t stored_at_ms;
+    int64_t last_used_ms;
+    uint32_t app_flags;
+    uint32_t flags;                       /* SUC_ENTRY_* */
+} suc_entry_view;
+
+#define SUC_ENTRY_INLINE 0x1u /* the body lives in the index record */
+#define SUC_ENTRY_RAW 0x2u    /* the body is stored uncompressed */
+
+typedef struct suc_entry suc_entry;
+
+/*
+ * Looks up the entry for (key, variant). A hit takes no write lock: one short LMDB read
+ * transaction, then the body is read with pread (never mmap, so a concurrent truncation is a
+ * short read, not SIGBUS), its length and CRC-32 checked, and inflated no further than the
+ * recorded length. A body that fails a check is a miss (SUC_ENOTFOUND is returned, with
+ * err->code SUC_ECORRUPT), and the entry is purged if it is still the one that was read.
+ */
+int suc_get(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+            size_t variant_len, uint32_t flags, suc_entry **out, suc_error *err);
+
+const suc_entry_view *suc_entry_get_view(const suc_entry *entry);
+void suc_entry_free(suc_entry *entry);
+
+/* The current version of (key, variant), or SUC_ENOTFOUND. One index read; no body I/O. */
+int suc_get_version(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+                    size_t variant_len, uint64_t *out_version, suc_error *err);
+
+/* Lists the variants stored under `key`: calls `fn` once per variant with its bytes and
+ * version. Returning non-zero from `fn` stops the walk. */
+typedef int (*suc_variant_fn)(void *ctx, const uint8_t *variant, size_t variant_len,
+                              uint64_t version);
+int suc_list_variants(suc_cache *cache, const void *key, size_t key_len, suc_variant_fn fn,
+                      void *ctx, suc_error *err);
+
+/* ---- Removing -------------------------------------------------------------------------- */
+
+/* Removes (key, variant); with variant == NULL removes every variant of key. Index commit
+ * first, then the body files are unlinked. `out_removed` (may be NULL) gets the count. */
+int suc_remove(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+               size_t variant_len, uint64_t *out_removed, suc_error *err);
+
+/* Removes every entry stored at or after `since_ms`, through the store-time index (no scan). */
+int suc_remove_since(suc_cache *cache, int64_t since_ms, uint64_t *out_removed, suc_error *err);
+
+/* Removes every entry. */
+int suc_remove_all(suc_cache *cache, uint64_t *out_removed, suc_error *err);
+
+/* ---- Counters -------------------------------------------------------------------------- */
+
+typedef struct suc_stats {
+    uint64_t entries;
+    uint64_t body_bytes;      /* sum of logical body sizes */
+    uint64_t stored_bytes;    /* sum of on-disk body sizes (compressed or raw, inline included) */
+    uint64_t record_bytes;    /* sum of index record sizes */
+    uint64_t map_size;        /* current LMDB map size */
+    uint64_t map_used;        /* bytes of the map in use (last page × page size) */
+    uint32_t readers_used;
+    uint32_t readers_max;
+} suc_stats;
+
+/* Counters, kept exact in the same transaction as every change. */
+int suc_cache_stats(suc_cache *cache, suc_stats *out, suc_error *err);
+
+/* ---- Testing hooks --------------------------------------------------------------------- */
+
+/* Fault injection for tests (SQLite SimulateIOError style). The operations that can fail: */
+#define SUC_FAULT_OPEN 0
+#define SUC_FAULT_WRITE 1
+#define SUC_FAULT_FSYNC 2
+#define SUC_FAULT_RENAME 3
+#define SUC_FAULT_UNLINK 4
+#define SUC_FAULT_FSTAT 5
+#define SUC_FAULT_READ 6
+#define SUC_FAULT_MALLOC 7
+#define SUC_FAULT_INFLATE 8
+#define SUC_FAULT_COMMIT 9
+#define SUC_FAULT_COUNT 10
+
+/*
+ * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with
+ * `errno_value` (or SUC_EINJECTED's meaning when 0); with `persistent`, every later call fails
+ * too. With `abort_process`, the process calls _exit(77) instead of failing: a crash test's
+ * "die exactly here". nth = 0 clears the fault for `op`. Not thread-safe against running
+ * operations; set faults while the cache is idle.
+ */
+void suc_debug_fault(int op, uint64_t nth, int errno_value, int persistent, int abort_process);
+void suc_debug_fault_clear_all(void);
+
+/* The body-file path (relative to the root) of (key, variant), for corruption tests.
+ * Writes a NUL-terminated path into `buf`. Returns SUC_ENOTFOUND for inline bodies. */
+int suc_debug_body_path(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+                        size_t variant_len, char *buf, size_t buf_len);
+
+/* Overwrites the raw index record of (key, variant) with `bytes`, for corruption tests. */
+int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
+                             const void *variant, size_t variant_len, const void *bytes,
+                             size_t len);
+
+/* Holds the index write lock for `millis` ms in a write transaction that commits nothing: the
+ * "another process holds a long write transaction" side of the no-write-lock-on-hit test. */
+int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARED_URL_CACHE_H */

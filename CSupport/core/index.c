@@ -1,0 +1,690 @@
+/*
+ * index.c — the index tables and every operation on them: group-committed writes, lookups,
+ * removals.
+ *
+ * Tables (one LMDB environment, index.lmdb):
+ *   main     ikey (48 bytes) → record (record.c)
+ *   by_time  time(8, big-endian) ‖ ikey → "" : remove-since-date without a scan
+ *   by_use   time(8, big-endian) ‖ ikey → "" : least-recently-used order for eviction
+ *   meta     name → u64: format, seq (record versions), entries, body/stored/record bytes
+ * All four change in the same transaction, so the counters are exact at every commit.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <errno.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void suc_ikey_make(const void *key, size_t key_len, const void *variant, size_t variant_len,
+                   uint8_t out[SUC_IKEY_LEN]) {
+    uint8_t vh[SHA256_DIGEST_LENGTH];
+    SHA256(key, key_len, out);
+    SHA256(variant_len ? variant : (const void *)"", variant_len, vh);
+    memcpy(out + SUC_KEY_HASH_LEN, vh, SUC_VARIANT_HASH_LEN);
+}
+
+/* Big-endian with the sign bit flipped, so byte order is numeric order for negative times too. */
+void suc_tkey_make(int64_t t, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_TKEY_LEN]) {
+    uint64_t u = (uint64_t)t ^ (1ull << 63);
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(u >> (56 - 8 * i));
+    memcpy(out + 8, ikey, SUC_IKEY_LEN);
+}
+
+int64_t suc_tkey_time(const uint8_t tkey[SUC_TKEY_LEN]) {
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = (u << 8) | tkey[i];
+    return (int64_t)(u ^ (1ull << 63));
+}
+
+/* ---- deleting one entry inside a write transaction ---------------------------------- */
+
+typedef struct batch_ctx {
+    suc_op *ops;
+    suc_touch *touches;
+    size_t touch_count;
+    suc_counters delta;
+} batch_ctx;
+
+static int op_add_dead(suc_op *op, const uint8_t id[SUC_BODY_ID_LEN]) {
+    if (op->dead_count == op->dead_cap) {
+        size_t cap = op->dead_cap ? op->dead_cap * 2 : 4;
+        uint8_t *p = realloc(op->dead_ids, cap * SUC_BODY_ID_LEN);
+        if (!p) return SUC_ENOMEM;
+        op->dead_ids = p;
+        op->dead_cap = cap;
+    }
+    memcpy(op->dead_ids + op->dead_count * SUC_BODY_ID_LEN, id, SUC_BODY_ID_LEN);
+    op->dead_count++;
+    return SUC_OK;
+}
+
+/* Bytes an entry takes besides its record: the body file, or nothing when inline (the inline
+ * body is part of the record). */
+static int64_t file_bytes(const suc_record *r, size_t rec_len) {
+    return (r->flags & SUC_REC_INLINE) ? 0 : (int64_t)(SUC_BODY_HEADER_LEN + r->stored_size + rec_len);
+}
+
+static int delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
+                        suc_counters *delta, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return MDB_NOTFOUND;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record r;
+    size_t len = v.mv_size;
+    int decoded = suc_record_decode(v.mv_data, len, &r) == SUC_OK;
+    delta->entries -= 1;
+    delta->record_bytes -= (int64_t)len;
+    if (decoded) {
+        uint8_t t[SUC_TKEY_LEN];
+        MDB_val tk = {SUC_TKEY_LEN, t};
+        suc_tkey_make(r.stored_at_ms, ikey, t);
+        if ((mrc = mdb_del(txn, c->dbi_by_time, &tk, NULL)) && mrc != MDB_NOTFOUND)
+            return suc_fail_mdb(err, "mdb_del(by_time)", mrc);
+        suc_tkey_make(r.last_used_ms, ikey, t);
+        if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL)) && mrc != MDB_NOTFOUND)
+            return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+        delta->body_bytes -= (int64_t)r.body_size;
+        delta->stored_bytes -= file_bytes(&r, len) + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size : 0);
+        if (!(r.flags & SUC_REC_INLINE) && op && op_add_dead(op, r.body_id))
+            return suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
+    }
+    /* An undecodable record's time-index entries and body file cannot be found from it; the
+     * compactor sweeps both (unreferenced index keys and orphan files). */
+    if ((mrc = mdb_del(txn, c->dbi_main, &k, NULL))) return suc_fail_mdb(err, "mdb_del(main)", mrc);
+    if (op) op->removed++;
+    return SUC_OK;
+}
+
+int suc_index_delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
+                           suc_error *err) {
+    suc_counters d = {0};
+    int rc = delete_entry(c, txn, ikey, op, &d, err);
+    if (rc) return rc;
+    return suc_meta_add_counters(c, txn, &d, err);
+}
+
+/* Collects the ikeys of every record under the 32-byte key hash whose full key is `key`. */
+static int collect_variants(suc_cache *c, MDB_txn *txn, const uint8_t prefix[SUC_KEY_HASH_LEN],
+                            const uint8_t *key, size_t key_len, uint8_t **out, size_t *count,
+                            suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+    uint8_t *list = NULL;
+    size_t n = 0, cap = 0;
+    int rc = SUC_OK;
+    MDB_val k = {SUC_KEY_HASH_LEN, (void *)prefix}, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN || memcmp(k.mv_data, prefix, SUC_KEY_HASH_LEN) != 0) break;
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
+            (r.key_len != key_len || memcmp(r.key, key, key_len) != 0))
+            continue; /* a hash collision: someone else's entry */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            uint8_t *p = realloc(list, cap * SUC_IKEY_LEN);
+            if (!p) {
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(variants)", ENOMEM, 0, "out of memory");
+                break;
+            }
+            list = p;
+        }
+        memcpy(list + n * SUC_IKEY_LEN, k.mv_data, SUC_IKEY_LEN);
+        n++;
+    }
+    if (rc == SUC_OK && mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get", mrc);
+    mdb_cursor_close(cur);
+    if (rc) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *count = n;
+    return SUC_OK;
+}
+
+/* ---- applying a batch --------------------------------------------------------------- */
+
+static int apply_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                     suc_error *err) {
+    int rc = delete_entry(c, txn, op->ikey, op, d, err);
+    if (rc && rc != MDB_NOTFOUND) return rc;
+    op->removed = 0; /* a replacement is not a removal */
+    op->version = ++*seq;
+    suc_record_patch_version(op->record, op->version);
+    suc_record r;
+    if (suc_record_decode(op->record, op->record_len, &r))
+        return suc_fail(err, SUC_EINVAL, "record", 0, 0, "internal: record does not decode");
+    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v = {op->record_len, op->record}, empty = {0, NULL};
+    int mrc = mdb_put(txn, c->dbi_main, &k, &v, 0);
+    if (mrc) return suc_fail_mdb(err, "mdb_put(main)", mrc);
+    uint8_t t[SUC_TKEY_LEN];
+    MDB_val tk = {SUC_TKEY_LEN, t};
+    suc_tkey_make(r.stored_at_ms, op->ikey, t);
+    if ((mrc = mdb_put(txn, c->dbi_by_time, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_time)", mrc);
+    suc_tkey_make(r.last_used_ms, op->ikey, t);
+    if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
+    d->entries += 1;
+    d->record_bytes += (int64_t)op->record_len;
+    d->body_bytes += (int64_t)r.body_size;
+    d->stored_bytes += file_bytes(&r, op->record_len) + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size : 0);
+    return SUC_OK;
+}
+
+static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
+    if (!op->variant_all) {
+        /* Check the full key before deleting: a hash collision must not remove another entry. */
+        MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc == MDB_NOTFOUND) return SUC_OK;
+        if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
+            (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
+            return SUC_OK;
+        int rc = delete_entry(c, txn, op->ikey, op, d, err);
+        return rc == MDB_NOTFOUND ? SUC_OK : rc;
+    }
+    uint8_t *list = NULL;
+    size_t n = 0;
+    int rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        rc = delete_entry(c, txn, list + i * SUC_IKEY_LEN, op, d, err);
+        if (rc == MDB_NOTFOUND) rc = SUC_OK;
+    }
+    free(list);
+    return rc;
+}
+
+static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record r;
+    int decoded = suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK;
+    /* Only what was read and found bad: a newer entry stored since then stays. */
+    if (op->expect_version == 0 ? decoded : (!decoded || r.version != op->expect_version)) return SUC_OK;
+    int rc = delete_entry(c, txn, op->ikey, op, d, err);
+    return rc == MDB_NOTFOUND ? SUC_OK : rc;
+}
+
+static void batch_reset(void *vctx) {
+    batch_ctx *ctx = vctx;
+    memset(&ctx->delta, 0, sizeof ctx->delta);
+    for (suc_op *op = ctx->ops; op; op = op->next) {
+        op->removed = 0;
+        op->version = 0;
+        op->dead_count = 0;
+    }
+}
+
+static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    batch_ctx *ctx = vctx;
+    uint64_t seq0 = 0, seq;
+    int rc = SUC_OK;
+    int has_put = 0;
+    for (suc_op *op = ctx->ops; op; op = op->next) has_put |= op->kind == SUC_OP_PUT;
+    if (has_put) {
+        /* Read the version counter once; written back once at the end of the batch. */
+        if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
+    }
+    seq = seq0 ? seq0 - 1 : 0;
+    for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next) {
+        switch (op->kind) {
+        case SUC_OP_PUT: rc = apply_put(c, txn, op, &ctx->delta, &seq, err); break;
+        case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
+        case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
+        default: break;
+        }
+    }
+    if (rc) return rc;
+    if (has_put && seq != seq0) {
+        uint8_t buf[8];
+        suc_put_u64(buf, seq);
+        MDB_val k = {3, "seq"}, v = {8, buf};
+        int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+        if (mrc) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
+    }
+    if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
+    return suc_meta_add_counters(c, txn, &ctx->delta, err);
+}
+
+/*
+ * Group commit (leader/follower): the first writer to find no batch in progress takes every
+ * queued operation and commits them in one transaction; the others wait for it. With N writer
+ * threads, one fsync serves up to N stores. Queued last-use updates ride along for free.
+ */
+int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    op->next = NULL;
+    op->done = 0;
+    pthread_mutex_lock(&c->commit_mu);
+    if (c->queue_tail) c->queue_tail->next = op;
+    else c->queue_head = op;
+    c->queue_tail = op;
+    while (!op->done) {
+        if (c->leader_active) {
+            pthread_cond_wait(&c->commit_cv, &c->commit_mu);
+            continue;
+        }
+        c->leader_active = 1;
+        batch_ctx ctx = {0};
+        ctx.ops = c->queue_head;
+        c->queue_head = c->queue_tail = NULL;
+        pthread_mutex_unlock(&c->commit_mu);
+
+        pthread_mutex_lock(&c->touch_mu);
+        suc_touch *mine = NULL;
+        if (c->touch_count && (mine = malloc(sizeof(suc_touch) * c->touch_count))) {
+            memcpy(mine, c->touches, sizeof(suc_touch) * c->touch_count);
+            ctx.touches = mine;
+            ctx.touch_count = c->touch_count;
+            c->touch_count = 0;
+        }
+        pthread_mutex_unlock(&c->touch_mu);
+
+        suc_error berr = {0};
+        int brc = suc_write_txn(c, batch_apply, batch_reset, &ctx, &berr);
+        free(mine);
+
+        pthread_mutex_lock(&c->commit_mu);
+        for (suc_op *o = ctx.ops; o; o = o->next) {
+            o->rc = brc;
+            if (brc) o->err = berr;
+            o->done = 1;
+        }
+        c->leader_active = 0;
+        pthread_cond_broadcast(&c->commit_cv);
+    }
+    pthread_mutex_unlock(&c->commit_mu);
+    if (op->rc && err) *err = op->err;
+    return op->rc;
+}
+
+void suc_op_release(suc_op *op) {
+    free(op->dead_ids);
+    op->dead_ids = NULL;
+    op->dead_count = op->dead_cap = 0;
+}
+
+/* ---- lookups ------------------------------------------------------------------------ */
+
+struct suc_entry {
+    suc_entry_view view;
+    uint8_t *record; /* a copy of the index record; the view's byte fields point into it */
+    uint8_t *body;
+};
+
+const suc_entry_view *suc_entry_get_view(const suc_entry *e) { return e ? &e->view : NULL; }
+
+void suc_entry_free(suc_entry *e) {
+    if (!e) return;
+    free(e->record);
+    free(e->body);
+    free(e);
+}
+
+/* Purges an entry found bad, if it is still the one that was read (a write; rare). */
+static void purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version) {
+    suc_op op = {0};
+    op.kind = SUC_OP_PURGE_IF;
+    memcpy(op.ikey, ikey, SUC_IKEY_LEN);
+    op.expect_version = version;
+    if (suc_index_submit(c, &op, NULL) == SUC_OK) suc_body_unlink_ids(c, op.dead_ids, op.dead_count);
+    suc_op_release(&op);
+}
+
+/* Copies the record of ikey out of a short read transaction. */
+static int read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out, size_t *len,
+                       suc_error *err) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == 0) {
+        uint8_t *copy = suc_os_malloc(v.mv_size);
+        if (copy) {
+            memcpy(copy, v.mv_data, v.mv_size);
+            *out = copy;
+            *len = v.mv_size;
+        } else {
+            rc = suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");
+        }
+    } else if (mrc == MDB_NOTFOUND) {
+        rc = suc_fail(err, SUC_ENOTFOUND, "mdb_get", 0, mrc, "no such entry");
+    } else {
+        rc = suc_fail_mdb(err, "mdb_get(main)", mrc);
+    }
+    suc_rtxn_end(c, txn);
+    return rc;
+}
+
+int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+            uint32_t flags, suc_entry **out, suc_error *err) {
+    *out = NULL;
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || (variant_len && !variant))
+        return suc_fail(err, SUC_EINVAL, "suc_get", 0, 0, "a key is required");
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    uint8_t *rec_buf = NULL;
+    size_t rec_len = 0;
+    if ((rc = read_record(c, ikey, &rec_buf, &rec_len, err))) return rc;
+
+    suc_entry *e = NULL;
+    suc_record r;
+    rc = suc_record_decode(rec_buf, rec_len, &r);
+    if (rc) {
+        purge_if(c, ikey, 0);
+        free(rec_buf);
+        suc_fail(err, SUC_ECORRUPT, "record", 0, 0, "index record is corrupt; entry purged");
+        return SUC_ENOTFOUND;
+    }
+    if (r.key_len != key_len || memcmp(r.key, key, key_len) != 0 || r.variant_len != variant_len ||
+        (variant_len && memcmp(r.variant, variant, variant_len) != 0)) {
+        free(rec_buf); /* a hash collision: never someone else's entry */
+        return suc_fail(err, SUC_ENOTFOUND, "suc_get", 0, 0, "no such entry");
+    }
+    e = calloc(1, sizeof *e);
+    if (!e) {
+        free(rec_buf);
+        return suc_fail(err, SUC_ENOMEM, "calloc(entry)", ENOMEM, 0, "out of memory");
+    }
+    e->record = rec_buf;
+    if (!(flags & SUC_GET_NO_BODY)) {
+        size_t meta_len = (r.flags & SUC_REC_INLINE) ? 0 : rec_len;
+        rc = suc_body_read(c, &r, meta_len, &e->body, err);
+        if (rc == SUC_ECORRUPT) {
+            purge_if(c, ikey, r.version);
+            suc_entry_free(e);
+            return SUC_ENOTFOUND; /* err keeps SUC_ECORRUPT and the detail */
+        }
+        if (rc) {
+            suc_entry_free(e);
+            return rc;
+        }
+    }
+    suc_entry_view *vw = &e->view;
+    vw->key = r.key; vw->key_len = r.key_len;
+    vw->variant = r.variant; vw->variant_len = r.variant_len;
+    vw->partition = r.partition; vw->partition_len = r.partition_len;
+    vw->head = r.head; vw->head_len = r.head_len;
+    vw->user_info = r.user_info; vw->user_info_len = r.user_info_len;
+    vw->body = e->body;
+    vw->body_len = e->body ? (size_t)r.body_size : 0;
+    vw->body_size = r.body_size;
+    vw->stored_size = r.stored_size;
+    vw->version = r.version;
+    vw->stored_at_ms = r.stored_at_ms;
+    vw->last_used_ms = r.last_used_ms;
+    vw->app_flags = r.app_flags;
+    vw->flags = ((r.flags & SUC_REC_INLINE) ? SUC_ENTRY_INLINE : 0) | ((r.flags & SUC_REC_RAW) ? SUC_ENTRY_RAW : 0);
+    if (!(flags & SUC_GET_NO_TOUCH)) {
+        int64_t now = suc_os_now_ms();
+        if (now - r.last_used_ms >= (int64_t)c->opts.touch_interval_ms) suc_touch_queue(c, ikey, now);
+    }
+    *out = e;
+    return SUC_OK;
+}
+
+int suc_get_version(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                    uint64_t *out_version, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || (variant_len && !variant))
+        return suc_fail(err, SUC_EINVAL, "suc_get_version", 0, 0, "a key is required");
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    MDB_val k = {SUC_IKEY_LEN, ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    suc_record r;
+    if (mrc == MDB_NOTFOUND) rc = suc_fail(err, SUC_ENOTFOUND, "mdb_get", 0, mrc, "no such entry");
+    else if (mrc) rc = suc_fail_mdb(err, "mdb_get(main)", mrc);
+    else if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.key_len != key_len ||
+             memcmp(r.key, key, key_len) != 0)
+        rc = suc_fail(err, SUC_ENOTFOUND, "record", 0, 0, "no such entry");
+    else *out_version = r.version;
+    suc_rtxn_end(c, txn);
+    return rc;
+}
+
+int suc_list_variants(suc_cache *c, const void *key, size_t key_len, suc_variant_fn fn, void *fctx,
+                      suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || !fn) return suc_fail(err, SUC_EINVAL, "suc_list_variants", 0, 0, "key and fn are required");
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, NULL, 0, ikey);
+    /* Copy out first: the callback runs with no transaction open, so it may call back in. */
+    typedef struct { uint8_t *bytes; size_t len; uint64_t version; } item;
+    item *items = NULL;
+    size_t n = 0, cap = 0;
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) rc = suc_fail_mdb(err, "mdb_cursor_open", mrc);
+    MDB_val k = {SUC_KEY_HASH_LEN, ikey}, v;
+    for (mrc = rc ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN || memcmp(k.mv_data, ikey, SUC_KEY_HASH_LEN) != 0) break;
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.key_len != key_len || memcmp(r.key, key, key_len))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4;
+            item *p = realloc(items, cap * sizeof *items);
+            if (!p) {
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(variants)", ENOMEM, 0, "out of memory");
+                break;
+            }
+            items = p;
+        }
+        items[n].bytes = malloc(r.variant_len ? r.variant_len : 1);
+        if (!items[n].bytes) {
+            rc = suc_fail(err, SUC_ENOMEM, "malloc(variant)", ENOMEM, 0, "out of memory");
+            break;
+        }
+        memcpy(items[n].bytes, r.variant, r.variant_len);
+        items[n].len = r.variant_len;
+        items[n].version = r.version;
+        n++;
+    }
+    if (!rc) mdb_cursor_close(cur);
+    suc_rtxn_end(c, txn);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == SUC_OK && fn(fctx, items[i].bytes, items[i].len, items[i].version)) rc = 1;
+        free(items[i].bytes);
+    }
+    free(items);
+    return rc == 1 ? SUC_OK : rc;
+}
+
+/* ---- removals ----------------------------------------------------------------------- */
+
+int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+               uint64_t *out_removed, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || (variant_len && !variant))
+        return suc_fail(err, SUC_EINVAL, "suc_remove", 0, 0, "a key is required");
+    suc_op op = {0};
+    op.kind = SUC_OP_REMOVE;
+    op.key = key;
+    op.key_len = key_len;
+    op.variant_all = variant == NULL;
+    suc_ikey_make(key, key_len, variant, variant_len, op.ikey);
+    rc = suc_index_submit(c, &op, err);
+    if (rc == SUC_OK) {
+        suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* delete order: commit, then unlink */
+        if (out_removed) *out_removed = op.removed;
+    }
+    suc_op_release(&op);
+    return rc;
+}
+
+/* Bulk removals run in transactions of at most this many entries, so concurrent writers wait
+ * briefly and the freelist stays small (RELIABILITY §4.3 rule 4). */
+#define BULK_BATCH 1000
+
+typedef struct bulk_ctx {
+    int by_time;      /* walk by_time from `since`; else walk main from the start */
+    int64_t since_ms;
+    suc_op op;        /* collects removed count and dead ids of the current transaction */
+    size_t seen;
+} bulk_ctx;
+
+static void bulk_reset(void *vctx) {
+    bulk_ctx *ctx = vctx;
+    ctx->op.removed = 0;
+    ctx->op.dead_count = 0;
+    ctx->seen = 0;
+}
+
+static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    bulk_ctx *ctx = vctx;
+    /* Keys as found in the walked table: time-index keys (56 bytes) or ikeys (48). */
+    size_t klen = ctx->by_time ? SUC_TKEY_LEN : SUC_IKEY_LEN;
+    uint8_t *keys = malloc(BULK_BATCH * SUC_TKEY_LEN);
+    if (!keys) return suc_fail(err, SUC_ENOMEM, "malloc(bulk)", ENOMEM, 0, "out of memory");
+    size_t n = 0;
+    int rc = SUC_OK;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, ctx->by_time ? c->dbi_by_time : c->dbi_main, &cur);
+    if (mrc) {
+        free(keys);
+        return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+    }
+    uint8_t start[SUC_TKEY_LEN];
+    MDB_val k, v;
+    if (ctx->by_time) {
+        uint8_t zero[SUC_IKEY_LEN] = {0};
+        suc_tkey_make(ctx->since_ms, zero, start);
+        k.mv_size = SUC_TKEY_LEN;
+        k.mv_data = start;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    } else {
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    }
+    for (; mrc == 0 && n < BULK_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != klen) continue;
+        memcpy(keys + n * SUC_TKEY_LEN, k.mv_data, klen);
+        n++;
+    }
+    mdb_cursor_close(cur);
+    if (mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get", mrc);
+    ctx->seen = n;
+    suc_counters d = {0};
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        uint8_t *key = keys + i * SUC_TKEY_LEN;
+        rc = delete_entry(c, txn, ctx->by_time ? key + 8 : key, &ctx->op, &d, err);
+        if (rc == MDB_NOTFOUND) {
+            rc = SUC_OK;
+            if (ctx->by_time) { /* a time-index entry whose record is gone: drop the stray */
+                MDB_val tk = {SUC_TKEY_LEN, key};
+                if ((mrc = mdb_del(txn, c->dbi_by_time, &tk, NULL)) && mrc != MDB_NOTFOUND)
+                    rc = suc_fail_mdb(err, "mdb_del(by_time)", mrc);
+            }
+        }
+    }
+    free(keys);
+    if (rc) return rc;
+    return suc_meta_add_counters(c, txn, &d, err);
+}
+
+static int bulk_remove(suc_cache *c, int by_time, int64_t since_ms, uint64_t *out_removed, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    uint64_t total = 0;
+    for (;;) {
+        bulk_ctx ctx = {0};
+        ctx.by_time = by_time;
+        ctx.since_ms = since_ms;
+        rc = suc_write_txn(c, bulk_apply, bulk_reset, &ctx, err);
+        if (rc == SUC_OK) {
+            suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count);
+            total += ctx.op.removed;
+        }
+        suc_op_release(&ctx.op);
+        if (rc || ctx.seen == 0) break;
+    }
+    if (out_removed) *out_removed = total;
+    return rc;
+}
+
+int suc_remove_since(suc_cache *c, int64_t since_ms, uint64_t *out_removed, suc_error *err) {
+    return bulk_remove(c, 1, since_ms, out_removed, err);
+}
+
+int suc_remove_all(suc_cache *c, uint64_t *out_removed, suc_error *err) {
+    return bulk_remove(c, 0, 0, out_removed, err);
+}
+
+/* ---- testing hooks ------------------------------------------------------------------ */
+
+int suc_debug_body_path(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                        char *buf, size_t buf_len) {
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    uint8_t *rec_buf = NULL;
+    size_t rec_len = 0;
+    int rc = read_record(c, ikey, &rec_buf, &rec_len, NULL);
+    if (rc) return rc;
+    suc_record r;
+    rc = suc_record_decode(rec_buf, rec_len, &r);
+    if (rc == SUC_OK && (r.flags & SUC_REC_INLINE)) rc = SUC_ENOTFOUND;
+    if (rc == SUC_OK) {
+        char p[SUC_BODY_PATH_LEN];
+        suc_body_path(r.body_id, p);
+        if (buf_len < 7 + sizeof p) rc = SUC_EINVAL;
+        else {
+            memcpy(buf, "bodies/", 7);
+            memcpy(buf + 7, p, sizeof p);
+        }
+    }
+    free(rec_buf);
+    return rc;
+}
+
+typedef struct raw_ctx {
+    uint8_t ikey[SUC_IKEY_LEN];
+    const void *bytes;
+    size_t len;
+} raw_ctx;
+
+static int raw_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    raw_ctx *ctx = vctx;
+    MDB_val k = {SUC_IKEY_LEN, ctx->ikey}, v = {ctx->len, (void *)ctx->bytes};
+    int mrc = mdb_put(txn, c->dbi_main, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(raw)", mrc) : SUC_OK;
+}
+
+int suc_debug_put_raw_record(suc_cache *c, const void *key, size_t key_len, const void *variant,
+                             size_t variant_len, const void *bytes, size_t len) {
+    raw_ctx ctx;
+    suc_ikey_make(key, key_len, variant, variant_len, ctx.ikey);
+    ctx.bytes = bytes;
+    ctx.len = len;
+    return suc_write_txn(c, raw_apply, NULL, &ctx, NULL);
+}
+
+static int hold_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    (void)c; (void)txn; (void)err;
+    usleep(*(uint32_t *)vctx * 1000u);
+    return SUC_OK;
+}
+
+int suc_debug_hold_write_lock(suc_cache *c, uint32_t millis) {
+    return suc_write_txn(c, hold_apply, NULL, &millis, NULL);
+}

@@ -1,0 +1,242 @@
+/*
+ * internal.h — declarations shared by the core's .c files. Not installed, not seen by Swift.
+ */
+#ifndef SUC_INTERNAL_H
+#define SUC_INTERNAL_H
+
+#include "shared_url_cache.h"
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+/* ---- index keys ----------------------------------------------------------------------- */
+
+/* Index key of an entry: SHA-256(key) ‖ SHA-256(variant)[0..16]. All variants of one key share
+ * the 32-byte prefix, so they sit next to each other and one cursor range lists them. */
+#define SUC_KEY_HASH_LEN 32
+#define SUC_VARIANT_HASH_LEN 16
+#define SUC_IKEY_LEN (SUC_KEY_HASH_LEN + SUC_VARIANT_HASH_LEN)
+/* Secondary index keys: big-endian time (8 bytes, sign-flipped so order holds) ‖ ikey. */
+#define SUC_TKEY_LEN (8 + SUC_IKEY_LEN)
+
+void suc_ikey_make(const void *key, size_t key_len, const void *variant, size_t variant_len,
+                   uint8_t out[SUC_IKEY_LEN]);
+void suc_tkey_make(int64_t t, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_TKEY_LEN]);
+int64_t suc_tkey_time(const uint8_t tkey[SUC_TKEY_LEN]);
+
+/* ---- index record (record.c) ------------------------------------------------------------ */
+
+#define SUC_BODY_ID_LEN 16
+#define SUC_RECORD_FIXED_LEN 96
+#define SUC_RECORD_FORMAT 1
+
+#define SUC_REC_INLINE 0x1u
+#define SUC_REC_RAW 0x2u
+
+/* A decoded record; the byte fields point into the buffer that was decoded. */
+typedef struct suc_record {
+    uint16_t flags;
+    uint64_t version;
+    int64_t stored_at_ms;
+    int64_t last_used_ms;
+    uint64_t body_size;
+    uint64_t stored_size;
+    uint32_t body_crc;
+    uint32_t app_flags;
+    uint8_t body_id[SUC_BODY_ID_LEN];
+    const uint8_t *key; uint32_t key_len;
+    const uint8_t *variant; uint32_t variant_len;
+    const uint8_t *partition; uint32_t partition_len;
+    const uint8_t *head; uint32_t head_len;
+    const uint8_t *user_info; uint32_t user_info_len;
+    const uint8_t *inline_body; /* stored bytes, stored_size long, when SUC_REC_INLINE */
+} suc_record;
+
+/* Size of the encoding of `r` (fixed part + variable fields + inline body if flagged). */
+size_t suc_record_size(const suc_record *r);
+/* Encodes `r` into `out` (suc_record_size(r) bytes). */
+void suc_record_encode(const suc_record *r, uint8_t *out);
+/* Decodes and bounds-checks; SUC_ECORRUPT on anything unexpected, never reads out of bounds. */
+int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out);
+/* Patches the version / last-use fields of an encoded record in place. */
+void suc_record_patch_version(uint8_t *buf, uint64_t version);
+void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms);
+
+/* ---- body files (body.c) ---------------------------------------------------------------- */
+
+#define SUC_BODY_HEADER_LEN 48
+#define SUC_BODY_FORMAT 1
+
+/* "bodies/" relative path of a body id: "ab/abcdef…" (2 + 1 + 32 chars + NUL). */
+#define SUC_BODY_PATH_LEN 36
+void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]);
+
+/* Reads, checks and inflates the body of `rec` into a new buffer (body_size bytes).
+ * SUC_ENOTFOUND if the file is gone (a concurrent remove), SUC_ECORRUPT on any mismatch. */
+int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_t **out,
+                  suc_error *err);
+/* Inflates or copies `stored` (stored_size bytes) into out (body_size bytes) and checks it. */
+int suc_body_decode(suc_cache *c, const suc_record *rec, const uint8_t *stored, uint8_t *out,
+                    suc_error *err);
+/* Unlinks body files after an index commit; errors other than ENOENT are ignored (the
+ * compactor removes orphans). */
+void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count);
+
+/* ---- zlib stream pools (body.c) --------------------------------------------------------- */
+
+/* A fresh z_stream per call costs ~5x at 1 KiB (DESIGN, performance stance): keep them. */
+#define SUC_ZPOOL_MAX 16
+z_stream *suc_zpool_take_deflate(suc_cache *c);
+void suc_zpool_give_deflate(suc_cache *c, z_stream *zs);
+z_stream *suc_zpool_take_inflate(suc_cache *c);
+void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
+
+/* ---- write operations (index.c) --------------------------------------------------------- */
+
+typedef enum suc_op_kind {
+    SUC_OP_PUT = 1,
+    SUC_OP_REMOVE,          /* one (key, variant), or every variant when variant_all */
+    SUC_OP_PURGE_IF,        /* remove ikey if its record is still version `expect_version` or
+                               still undecodable (expect_version == 0) */
+} suc_op_kind;
+
+typedef struct suc_op {
+    suc_op_kind kind;
+    uint8_t ikey[SUC_IKEY_LEN];
+    const uint8_t *key; size_t key_len;
+    int variant_all;
+    uint8_t *record; size_t record_len; /* PUT: encoded record, version patched in the txn */
+    uint64_t expect_version;
+    /* results */
+    int rc;
+    uint64_t version;
+    uint64_t removed;
+    uint8_t *dead_ids; size_t dead_count, dead_cap; /* body files to unlink after commit */
+    /* queue */
+    struct suc_op *next;
+    int done;
+    suc_error err;
+} suc_op;
+
+/* Submits `op` to the group-commit queue and waits until its batch is committed. */
+int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
+void suc_op_release(suc_op *op);
+
+/* Removes the entry at `ikey` inside `txn` (record, both time indexes, counters), collecting its
+ * body id into `op`. MDB_NOTFOUND when there is none. */
+int suc_index_delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
+                           suc_op *op, suc_error *err);
+
+/* ---- the cache handle (cache.c) --------------------------------------------------------- */
+
+#define SUC_RTXN_POOL_MAX 64
+#define SUC_TOUCH_MAX 4096
+
+typedef struct suc_touch {
+    uint8_t ikey[SUC_IKEY_LEN];
+    int64_t when_ms;
+} suc_touch;
+
+/* Counter deltas not yet written (usage statistics that hits must not write themselves). */
+typedef struct suc_counters {
+    int64_t entries, body_bytes, stored_bytes, record_bytes;
+} suc_counters;
+
+struct suc_cache {
+    /* registry (one handle per directory per process; lmdb.h caveat) */
+    struct suc_cache *next;
+    dev_t dev;
+    ino_t ino;
+    int refcount;
+    uint64_t fork_gen;
+
+    suc_options opts;
+    int rootfd, bodiesfd, tmpfd;
+
+    MDB_env *env;
+    MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
+    uint64_t map_size;
+
+    /* Every transaction holds this shared; map growth holds it exclusive, because
+     * mdb_env_set_mapsize "may only be called if no transactions are active in the current
+     * process" (lmdb.h). */
+    pthread_rwlock_t map_lock;
+
+    pthread_mutex_t pool_mu;
+    MDB_txn *rtxn_pool[SUC_RTXN_POOL_MAX];
+    int rtxn_count;
+    z_stream *deflaters[SUC_ZPOOL_MAX];
+    int deflater_count;
+    z_stream *inflaters[SUC_ZPOOL_MAX];
+    int inflater_count;
+
+    /* group commit: leader/follower queue */
+    pthread_mutex_t commit_mu;
+    pthread_cond_t commit_cv;
+    suc_op *queue_head, *queue_tail;
+    int leader_active;
+
+    pthread_mutex_t touch_mu;
+    suc_touch *touches;
+    size_t touch_count;
+};
+
+/* Fails with SUC_EFORKED when called in a child of the process that opened `c`. */
+int suc_cache_check_fork(suc_cache *c, suc_error *err);
+
+/* Read transactions from the pool; the map lock is held shared between begin and end. */
+int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err);
+void suc_rtxn_end(suc_cache *c, MDB_txn *txn);
+
+/* Runs `fn` in one write transaction and commits it. Handles MDB_MAP_FULL (grow within the
+ * cap and retry from scratch: `fn` must be restartable), MDB_MAP_RESIZED and reader checks. */
+typedef int (*suc_write_fn)(suc_cache *c, MDB_txn *txn, void *ctx, suc_error *err);
+typedef void (*suc_reset_fn)(void *ctx);
+int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err);
+
+/* Counters in the meta table, adjusted inside a write transaction. */
+int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err);
+int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err);
+
+/* Queues a last-use update for later (hits never write). */
+void suc_touch_queue(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], int64_t when_ms);
+/* Applies queued touches inside `txn`. */
+int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, suc_error *err);
+
+/* ---- errors (error.c) ------------------------------------------------------------------ */
+
+/* Fills `err` (if non-NULL) and returns `code`. */
+int suc_fail(suc_error *err, int code, const char *op, int sys_errno, int lib_rc,
+             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Maps an errno from a failed syscall to a SUC_E* code. */
+int suc_code_from_errno(int e);
+/* Maps an LMDB rc to a SUC_E* code. */
+int suc_code_from_mdb(int rc);
+int suc_fail_errno(suc_error *err, const char *op, int e);
+int suc_fail_mdb(suc_error *err, const char *op, int rc);
+
+/* ---- little-endian helpers -------------------------------------------------------------- */
+
+static inline void suc_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void suc_put_u32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void suc_put_u64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t suc_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t suc_get_u32(const uint8_t *p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+static inline uint64_t suc_get_u64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+#endif

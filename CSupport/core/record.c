@@ -1,0 +1,129 @@
+/*
+ * record.c — the index record: versioned, fixed-width little-endian, bounds-checked.
+ *
+ * Every byte of a record may have been written by another user of the group, so decoding
+ * trusts nothing: each length is checked against the buffer before use (RELIABILITY §3.4).
+ *
+ * Layout (format 1), offsets in bytes:
+ *    0  u32  magic "SUCR"
+ *    4  u16  format (1)
+ *    6  u16  flags: 0x1 inline body, 0x2 raw (uncompressed) body
+ *    8  u64  version (changes whenever the entry is replaced)
+ *   16  i64  stored_at_ms
+ *   24  i64  last_used_ms
+ *   32  u64  body_size   (logical, uncompressed)
+ *   40  u64  stored_size (bytes on disk: compressed or raw)
+ *   48  u32  body_crc    (CRC-32 of the logical body)
+ *   52  u32  app_flags   (opaque to the core)
+ *   56  u8[16] body_id   (random; names bodies/xx/<hex>; zero when inline)
+ *   72  u32  key_len
+ *   76  u32  variant_len
+ *   80  u32  partition_len
+ *   84  u32  head_len
+ *   88  u32  user_info_len
+ *   92  u32  reserved (0)
+ *   96  key, variant, partition, head, user_info, then the stored body when inline
+ * The same bytes (without an inline body) end every body file, so the index can be rebuilt.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+#define REC_MAGIC 0x52435553u /* "SUCR" little-endian */
+
+enum {
+    OFF_MAGIC = 0, OFF_FORMAT = 4, OFF_FLAGS = 6, OFF_VERSION = 8, OFF_STORED_AT = 16,
+    OFF_LAST_USED = 24, OFF_BODY_SIZE = 32, OFF_STORED_SIZE = 40, OFF_CRC = 48,
+    OFF_APP_FLAGS = 52, OFF_BODY_ID = 56, OFF_KEY_LEN = 72, OFF_VARIANT_LEN = 76,
+    OFF_PARTITION_LEN = 80, OFF_HEAD_LEN = 84, OFF_USER_INFO_LEN = 88, OFF_RESERVED = 92,
+};
+_Static_assert(OFF_BODY_ID + SUC_BODY_ID_LEN == OFF_KEY_LEN, "record layout");
+_Static_assert(OFF_RESERVED + 4 == SUC_RECORD_FIXED_LEN, "record fixed length");
+
+size_t suc_record_size(const suc_record *r) {
+    size_t n = SUC_RECORD_FIXED_LEN + (size_t)r->key_len + r->variant_len + r->partition_len +
+               r->head_len + r->user_info_len;
+    if (r->flags & SUC_REC_INLINE) n += (size_t)r->stored_size;
+    return n;
+}
+
+static uint8_t *put_bytes(uint8_t *p, const uint8_t *src, uint32_t len) {
+    if (len) memcpy(p, src, len);
+    return p + len;
+}
+
+void suc_record_encode(const suc_record *r, uint8_t *out) {
+    suc_put_u32(out + OFF_MAGIC, REC_MAGIC);
+    suc_put_u16(out + OFF_FORMAT, SUC_RECORD_FORMAT);
+    suc_put_u16(out + OFF_FLAGS, r->flags);
+    suc_put_u64(out + OFF_VERSION, r->version);
+    suc_put_u64(out + OFF_STORED_AT, (uint64_t)r->stored_at_ms);
+    suc_put_u64(out + OFF_LAST_USED, (uint64_t)r->last_used_ms);
+    suc_put_u64(out + OFF_BODY_SIZE, r->body_size);
+    suc_put_u64(out + OFF_STORED_SIZE, r->stored_size);
+    suc_put_u32(out + OFF_CRC, r->body_crc);
+    suc_put_u32(out + OFF_APP_FLAGS, r->app_flags);
+    memcpy(out + OFF_BODY_ID, r->body_id, SUC_BODY_ID_LEN);
+    suc_put_u32(out + OFF_KEY_LEN, r->key_len);
+    suc_put_u32(out + OFF_VARIANT_LEN, r->variant_len);
+    suc_put_u32(out + OFF_PARTITION_LEN, r->partition_len);
+    suc_put_u32(out + OFF_HEAD_LEN, r->head_len);
+    suc_put_u32(out + OFF_USER_INFO_LEN, r->user_info_len);
+    suc_put_u32(out + OFF_RESERVED, 0);
+    uint8_t *p = out + SUC_RECORD_FIXED_LEN;
+    p = put_bytes(p, r->key, r->key_len);
+    p = put_bytes(p, r->variant, r->variant_len);
+    p = put_bytes(p, r->partition, r->partition_len);
+    p = put_bytes(p, r->head, r->head_len);
+    p = put_bytes(p, r->user_info, r->user_info_len);
+    if (r->flags & SUC_REC_INLINE) put_bytes(p, r->inline_body, (uint32_t)r->stored_size);
+}
+
+int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
+    if (len < SUC_RECORD_FIXED_LEN) return SUC_ECORRUPT;
+    if (suc_get_u32(buf + OFF_MAGIC) != REC_MAGIC) return SUC_ECORRUPT;
+    if (suc_get_u16(buf + OFF_FORMAT) != SUC_RECORD_FORMAT) return SUC_EVERSION;
+    memset(out, 0, sizeof *out);
+    out->flags = suc_get_u16(buf + OFF_FLAGS);
+    if (out->flags & ~(SUC_REC_INLINE | SUC_REC_RAW)) return SUC_ECORRUPT;
+    out->version = suc_get_u64(buf + OFF_VERSION);
+    out->stored_at_ms = (int64_t)suc_get_u64(buf + OFF_STORED_AT);
+    out->last_used_ms = (int64_t)suc_get_u64(buf + OFF_LAST_USED);
+    out->body_size = suc_get_u64(buf + OFF_BODY_SIZE);
+    out->stored_size = suc_get_u64(buf + OFF_STORED_SIZE);
+    out->body_crc = suc_get_u32(buf + OFF_CRC);
+    out->app_flags = suc_get_u32(buf + OFF_APP_FLAGS);
+    memcpy(out->body_id, buf + OFF_BODY_ID, SUC_BODY_ID_LEN);
+    out->key_len = suc_get_u32(buf + OFF_KEY_LEN);
+    out->variant_len = suc_get_u32(buf + OFF_VARIANT_LEN);
+    out->partition_len = suc_get_u32(buf + OFF_PARTITION_LEN);
+    out->head_len = suc_get_u32(buf + OFF_HEAD_LEN);
+    out->user_info_len = suc_get_u32(buf + OFF_USER_INFO_LEN);
+    if (suc_get_u32(buf + OFF_RESERVED) != 0) return SUC_ECORRUPT;
+
+    /* 64-bit sums of 32-bit lengths cannot overflow; compare against what is really there. */
+    uint64_t need = (uint64_t)SUC_RECORD_FIXED_LEN + out->key_len + out->variant_len +
+                    out->partition_len + out->head_len + out->user_info_len;
+    if (out->flags & SUC_REC_INLINE) {
+        if (out->stored_size > len) return SUC_ECORRUPT;
+        need += out->stored_size;
+    }
+    if (need != len) return SUC_ECORRUPT;
+    if (out->key_len == 0) return SUC_ECORRUPT;
+    if ((out->flags & SUC_REC_RAW) && out->stored_size != out->body_size) return SUC_ECORRUPT;
+
+    const uint8_t *p = buf + SUC_RECORD_FIXED_LEN;
+    out->key = p; p += out->key_len;
+    out->variant = p; p += out->variant_len;
+    out->partition = p; p += out->partition_len;
+    out->head = p; p += out->head_len;
+    out->user_info = p; p += out->user_info_len;
+    out->inline_body = (out->flags & SUC_REC_INLINE) ? p : NULL;
+    return SUC_OK;
+}
+
+void suc_record_patch_version(uint8_t *buf, uint64_t version) { suc_put_u64(buf + OFF_VERSION, version); }
+
+void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms) {
+    suc_put_u64(buf + OFF_LAST_USED, (uint64_t)last_used_ms);
+}

@@ -1,0 +1,361 @@
+/*
+ * writer.c — storing an entry: stream the body (deflating as it arrives) to a random-named
+ * temp file, publish it, then commit the index record.
+ *
+ * Publish order (DESIGN invariant 1, RELIABILITY §3.4): temp file complete → fsync (durable
+ * mode) → rename into bodies/xx/ → fsync of that directory (durable mode) → index commit. A
+ * crash at any point leaves at worst an unreferenced file that compaction removes; a reader can
+ * never find an index record whose body is not complete.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Compressed bytes are held in memory up to this much before they go to the temp file. */
+#define SPILL_BYTES (256u * 1024u)
+#define DEFLATE_CHUNK 16384u
+
+struct suc_writer {
+    suc_cache *c;
+    int raw;
+    z_stream *zs;
+    /* buf holds SUC_BODY_HEADER_LEN reserved bytes, then stored bytes not yet written */
+    uint8_t *buf;
+    size_t len, cap;
+    int fd;
+    char tmp_name[2 + 2 * SUC_BODY_ID_LEN + 1];
+    uint64_t file_off;   /* next payload offset in the temp file */
+    uint64_t body_size;  /* logical bytes appended */
+    uint64_t stored_size;
+    uint32_t crc;
+    uint8_t id[SUC_BODY_ID_LEN];
+    int failed;          /* a SUC_E* code once something went wrong */
+    int finished;        /* the zlib stream has been finished */
+};
+
+static int buf_reserve(suc_writer *w, size_t extra, suc_error *err) {
+    if (w->cap - w->len >= extra) return SUC_OK;
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap - w->len < extra) cap *= 2;
+    uint8_t *p = suc_os_realloc(w->buf, cap);
+    if (!p) return suc_fail(err, SUC_ENOMEM, "realloc(writer)", ENOMEM, 0, "out of memory");
+    w->buf = p;
+    w->cap = cap;
+    return SUC_OK;
+}
+
+static int writer_failed(suc_writer *w, int rc) {
+    w->failed = rc;
+    return rc;
+}
+
+int suc_writer_begin(suc_cache *c, uint32_t flags, suc_writer **out, suc_error *err) {
+    *out = NULL;
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    suc_writer *w = calloc(1, sizeof *w);
+    if (!w) return suc_fail(err, SUC_ENOMEM, "calloc(writer)", ENOMEM, 0, "out of memory");
+    w->c = c;
+    w->fd = -1;
+    w->raw = (flags & SUC_PUT_RAW) != 0;
+    w->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    rc = buf_reserve(w, SUC_BODY_HEADER_LEN + 1024, err);
+    if (rc) goto fail;
+    w->len = SUC_BODY_HEADER_LEN;
+    if (suc_os_random(w->id, sizeof w->id) < 0) {
+        rc = suc_fail_errno(err, "getrandom", errno);
+        goto fail;
+    }
+    if (!w->raw) {
+        w->zs = suc_zpool_take_deflate(c);
+        if (!w->zs) {
+            rc = suc_fail(err, SUC_ENOMEM, "deflateInit", 0, Z_MEM_ERROR, "deflateInit failed");
+            goto fail;
+        }
+    }
+    *out = w;
+    return SUC_OK;
+fail:
+    free(w->buf);
+    free(w);
+    return rc;
+}
+
+/* Creates the temp file: tmp/t<hex id>, O_EXCL|O_NOFOLLOW, then fchmod so the umask cannot
+ * take the group's access away (RELIABILITY §3.4). */
+static int writer_open_file(suc_writer *w, suc_error *err) {
+    static const char HEX[] = "0123456789abcdef";
+    w->tmp_name[0] = 't';
+    for (int i = 0; i < SUC_BODY_ID_LEN; i++) {
+        w->tmp_name[1 + 2 * i] = HEX[w->id[i] >> 4];
+        w->tmp_name[2 + 2 * i] = HEX[w->id[i] & 15];
+    }
+    w->tmp_name[1 + 2 * SUC_BODY_ID_LEN] = '\0';
+    w->fd = suc_os_openat(w->c->tmpfd, w->tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0660);
+    if (w->fd < 0) return suc_fail_errno(err, "openat(temp)", errno);
+    if (suc_os_fchmod(w->fd, 0660) < 0) return suc_fail_errno(err, "fchmod(temp)", errno);
+    w->file_off = SUC_BODY_HEADER_LEN;
+    return SUC_OK;
+}
+
+/* Writes the pending stored bytes (after the reserved header) to the temp file. */
+static int writer_spill(suc_writer *w, suc_error *err) {
+    int rc;
+    if (w->fd < 0 && (rc = writer_open_file(w, err))) return rc;
+    size_t n = w->len - SUC_BODY_HEADER_LEN;
+    if (n && suc_os_pwrite_full(w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0)
+        return suc_fail_errno(err, "pwrite(temp)", errno);
+    w->file_off += n;
+    w->len = SUC_BODY_HEADER_LEN;
+    return SUC_OK;
+}
+
+static int writer_deflate(suc_writer *w, const uint8_t *bytes, size_t len, int flush, suc_error *err) {
+    z_stream *zs = w->zs;
+    zs->next_in = (Bytef *)bytes;
+    zs->avail_in = (uInt)len;
+    for (;;) {
+        int rc = buf_reserve(w, DEFLATE_CHUNK, err);
+        if (rc) return rc;
+        zs->next_out = w->buf + w->len;
+        zs->avail_out = (uInt)(w->cap - w->len);
+        uInt before = zs->avail_out;
+        int zrc = deflate(zs, flush);
+        size_t produced = before - zs->avail_out;
+        w->len += produced;
+        w->stored_size += produced;
+        if (zrc == Z_STREAM_END) return SUC_OK;
+        if (zrc != Z_OK && zrc != Z_BUF_ERROR)
+            return suc_fail(err, SUC_EIO, "deflate", 0, zrc, "deflate failed (zlib rc %d)", zrc);
+        if (flush == Z_NO_FLUSH && zs->avail_in == 0 && zs->avail_out != 0) return SUC_OK;
+    }
+}
+
+/* Ends the zlib stream (once). */
+static int writer_finish(suc_writer *w, suc_error *err) {
+    if (w->raw || w->finished) return SUC_OK;
+    int rc = writer_deflate(w, NULL, 0, Z_FINISH, err);
+    if (rc) return writer_failed(w, rc);
+    w->finished = 1;
+    return SUC_OK;
+}
+
+int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *err) {
+    if (w->finished) return suc_fail(err, SUC_EINVAL, "suc_writer_append", 0, 0, "writer already finished");
+    if (w->failed) return suc_fail(err, w->failed, "suc_writer_append", 0, 0, "writer already failed");
+    if (len == 0) return SUC_OK;
+    if (w->body_size + len > w->c->opts.max_body_bytes) {
+        /* Stop at the limit: drop the temp file now so nothing partial stays on disk. */
+        if (w->fd >= 0) {
+            suc_os_close(w->fd);
+            w->fd = -1;
+            (void)suc_os_unlinkat(w->c->tmpfd, w->tmp_name, 0);
+        }
+        return writer_failed(w, suc_fail(err, SUC_ETOOLARGE, "suc_writer_append", 0, 0,
+                                         "body exceeds the limit of %llu bytes",
+                                         (unsigned long long)w->c->opts.max_body_bytes));
+    }
+    const uint8_t *p = bytes;
+    size_t left = len;
+    while (left > 0) { /* zlib and crc32 take uInt lengths */
+        size_t n = left > (1u << 30) ? (1u << 30) : left;
+        w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
+        int rc;
+        if (w->raw) {
+            if ((rc = buf_reserve(w, n, err))) return writer_failed(w, rc);
+            memcpy(w->buf + w->len, p, n);
+            w->len += n;
+            w->stored_size += n;
+        } else if ((rc = writer_deflate(w, p, n, Z_NO_FLUSH, err))) {
+            return writer_failed(w, rc);
+        }
+        w->body_size += n;
+        if (w->len - SUC_BODY_HEADER_LEN >= SPILL_BYTES && (rc = writer_spill(w, err)))
+            return writer_failed(w, rc);
+        p += n;
+        left -= n;
+    }
+    return SUC_OK;
+}
+
+void suc_writer_abort(suc_writer *w) {
+    if (!w) return;
+    if (w->fd >= 0) {
+        suc_os_close(w->fd);
+        (void)suc_os_unlinkat(w->c->tmpfd, w->tmp_name, 0);
+    }
+    suc_zpool_give_deflate(w->c, w->zs);
+    free(w->buf);
+    free(w);
+}
+
+static int check_params(suc_cache *c, const suc_put_params *p, suc_error *err) {
+    if (!p || !p->key || p->key_len == 0)
+        return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0, "a key is required");
+    if ((p->variant_len && !p->variant) || (p->partition_len && !p->partition) ||
+        (p->head_len && !p->head) || (p->user_info_len && !p->user_info))
+        return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0, "NULL pointer with a length");
+    if ((uint64_t)p->key_len + p->variant_len + p->partition_len > c->opts.max_key_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
+                        "key exceeds the limit of %u bytes", c->opts.max_key_bytes);
+    if (p->head_len > c->opts.max_head_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
+                        "response head exceeds the limit of %u bytes", c->opts.max_head_bytes);
+    if (p->user_info_len > c->opts.max_user_info_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
+                        "userInfo exceeds the limit of %u bytes", c->opts.max_user_info_bytes);
+    return SUC_OK;
+}
+
+int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_version, suc_error *err) {
+    suc_cache *c = w->c;
+    int rc = SUC_OK, published = 0;
+    char final_path[SUC_BODY_PATH_LEN];
+    uint8_t *meta = NULL;
+    suc_op op = {0};
+
+    if (w->failed) {
+        rc = suc_fail(err, w->failed, "suc_writer_commit", 0, 0, "writer already failed");
+        goto out;
+    }
+    if ((rc = check_params(c, p, err))) goto out;
+    if ((rc = suc_cache_check_fork(c, err))) goto out;
+    if ((rc = writer_finish(w, err))) goto out;
+
+    suc_record rec = {0};
+    rec.flags = w->raw ? SUC_REC_RAW : 0;
+    rec.stored_at_ms = p->stored_at_ms;
+    rec.last_used_ms = suc_os_now_ms();
+    rec.body_size = w->body_size;
+    rec.stored_size = w->stored_size;
+    rec.body_crc = w->crc;
+    rec.app_flags = p->app_flags;
+    rec.key = p->key; rec.key_len = (uint32_t)p->key_len;
+    rec.variant = p->variant; rec.variant_len = (uint32_t)p->variant_len;
+    rec.partition = p->partition; rec.partition_len = (uint32_t)p->partition_len;
+    rec.head = p->head; rec.head_len = (uint32_t)p->head_len;
+    rec.user_info = p->user_info; rec.user_info_len = (uint32_t)p->user_info_len;
+
+    int inline_body = w->fd < 0 && c->opts.inline_max_bytes != SUC_INLINE_NEVER &&
+                      w->stored_size <= c->opts.inline_max_bytes;
+    if (inline_body) {
+        rec.flags |= SUC_REC_INLINE;
+        rec.inline_body = w->buf + SUC_BODY_HEADER_LEN;
+    } else {
+        memcpy(rec.body_id, w->id, SUC_BODY_ID_LEN);
+        /* The file: header, payload, then a copy of the record for rebuilds. When the body
+         * never spilled, all three go out in one pwrite. */
+        size_t meta_len = suc_record_size(&rec);
+        if ((rc = buf_reserve(w, meta_len, err))) goto out;
+        suc_record_encode(&rec, w->buf + w->len);
+        size_t tail = w->len + meta_len;
+        uint8_t *h = w->buf;
+        suc_put_u32(h, 0x42435553u);
+        suc_put_u16(h + 4, SUC_BODY_FORMAT);
+        suc_put_u16(h + 6, w->raw ? SUC_REC_RAW : 0);
+        suc_put_u64(h + 8, rec.body_size);
+        suc_put_u64(h + 16, rec.stored_size);
+        suc_put_u32(h + 24, rec.body_crc);
+        suc_put_u32(h + 28, (uint32_t)meta_len);
+        memcpy(h + 32, w->id, SUC_BODY_ID_LEN);
+        if (w->fd < 0) {
+            if ((rc = writer_open_file(w, err))) goto out;
+            if (suc_os_pwrite_full(w->fd, w->buf, tail, 0) < 0) {
+                rc = suc_fail_errno(err, "pwrite(temp)", errno);
+                goto out;
+            }
+        } else {
+            size_t n = tail - SUC_BODY_HEADER_LEN;
+            if (suc_os_pwrite_full(w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0 ||
+                suc_os_pwrite_full(w->fd, w->buf, SUC_BODY_HEADER_LEN, 0) < 0) {
+                rc = suc_fail_errno(err, "pwrite(temp)", errno);
+                goto out;
+            }
+        }
+        if (c->opts.durability == SUC_DURABILITY_DURABLE && suc_os_fdatasync(w->fd) < 0) {
+            rc = suc_fail_errno(err, "fdatasync(temp)", errno);
+            goto out;
+        }
+        suc_os_close(w->fd);
+        w->fd = -1;
+        suc_body_path(w->id, final_path);
+        if (suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) < 0) {
+            rc = suc_fail_errno(err, "renameat(body)", errno);
+            (void)suc_os_unlinkat(c->tmpfd, w->tmp_name, 0);
+            goto out;
+        }
+        published = 1;
+        if (c->opts.durability == SUC_DURABILITY_DURABLE) {
+            char sub[3] = {final_path[0], final_path[1], '\0'};
+            int dfd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+            int ok = dfd >= 0 && suc_os_fsync(dfd) == 0;
+            int e = errno;
+            suc_os_close(dfd);
+            if (!ok) {
+                rc = suc_fail_errno(err, "fsync(bodies dir)", e);
+                goto out;
+            }
+        }
+    }
+
+    /* The index record, committed by the group-commit leader (possibly another thread). */
+    size_t rec_len = suc_record_size(&rec);
+    meta = suc_os_malloc(rec_len);
+    if (!meta) {
+        rc = suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");
+        goto out;
+    }
+    suc_record_encode(&rec, meta);
+    op.kind = SUC_OP_PUT;
+    suc_ikey_make(p->key, p->key_len, p->variant, p->variant_len, op.ikey);
+    op.record = meta;
+    op.record_len = rec_len;
+    rc = suc_index_submit(c, &op, err);
+    if (rc == SUC_OK) {
+        published = 0; /* the index owns the file now */
+        if (out_version) *out_version = op.version;
+        suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* the replaced body, after commit */
+    }
+
+out:
+    if (published) (void)suc_os_unlinkat(c->bodiesfd, final_path, 0);
+    suc_op_release(&op);
+    free(meta);
+    suc_writer_abort(w);
+    return rc;
+}
+
+int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body_len,
+            uint64_t *out_version, suc_error *err) {
+    if (body_len && !body) return suc_fail(err, SUC_EINVAL, "suc_put", 0, 0, "NULL body with a length");
+    uint32_t flags = p ? p->flags : 0;
+    if (body_len == 0) flags |= SUC_PUT_RAW; /* nothing to compress */
+    suc_writer *w;
+    int rc = suc_writer_begin(c, flags, &w, err);
+    if (rc) return rc;
+    if ((rc = suc_writer_append(w, body, body_len, err))) {
+        suc_writer_abort(w);
+        return rc;
+    }
+    /* Incompressible and small enough to still be in memory: store it raw instead, so reads
+     * skip inflate and the file is not larger than the body. */
+    if (!w->raw && w->fd < 0 && body_len > 0) {
+        if ((rc = writer_finish(w, err))) {
+            suc_writer_abort(w);
+            return rc;
+        }
+        if (w->stored_size >= body_len) {
+            suc_writer_abort(w);
+            if ((rc = suc_writer_begin(c, flags | SUC_PUT_RAW, &w, err))) return rc;
+            if ((rc = suc_writer_append(w, body, body_len, err))) {
+                suc_writer_abort(w);
+                return rc;
+            }
+        }
+    }
+    return suc_writer_commit(w, p, out_version, err);
+}

@@ -1,0 +1,86 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers (arrows point down only):
+//   urlcache (tools/) → CacheMaintenance → SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore → CSharedURLCache }
+// Only SharedURLCacheStore imports the C core; only the C core touches LMDB, zlib and the directory layout.
+let package = Package(
+    name: "SharedURLCache",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SharedURLCacheStore", targets: ["SharedURLCacheStore"]),
+        .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
+        .executable(name: "urlcache", targets: ["urlcache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config; the apt providers say what a fresh machine lacks.
+        .systemLibrary(
+            name: "CSharedURLCacheLMDB",
+            path: "CSupport/system/lmdb",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSharedURLCacheZlib",
+            path: "CSupport/system/zlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSharedURLCacheCrypto",
+            path: "CSupport/system/libcrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The C core: the only code that touches LMDB, zlib and the on-disk layout.
+        .target(
+            name: "CSharedURLCache",
+            dependencies: ["CSharedURLCacheLMDB", "CSharedURLCacheZlib", "CSharedURLCacheCrypto"],
+            path: "CSupport/core",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("lmdb"), .linkedLibrary("z"), .linkedLibrary("crypto")]
+        ),
+        .target(
+            name: "SharedURLCacheStore",
+            dependencies: ["CSharedURLCache"]
+        ),
+        .target(
+            name: "HTTPCacheSemantics",
+            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+        .executableTarget(
+            name: "urlcache",
+            dependencies: [
+                "SharedURLCacheStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "tools/urlcache"
+        ),
+        // Helper executable spawned by the multi-process tests (real processes, not threads).
+        .executableTarget(
+            name: "CacheWorker",
+            dependencies: ["SharedURLCacheStore"],
+            path: "Tests/CacheWorker"
+        ),
+        .testTarget(
+            name: "CoreTests",
+            dependencies: ["CSharedURLCache"]
+        ),
+        .testTarget(
+            name: "SharedURLCacheStoreTests",
+            dependencies: ["SharedURLCacheStore"]
+        ),
+        .testTarget(
+            name: "MultiProcessTests",
+            dependencies: ["SharedURLCacheStore", "CacheWorker"]
+        ),
+        .testTarget(
+            name: "HTTPCacheSemanticsTests",
+            dependencies: ["HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+    ]
+)

@@ -1,0 +1,67 @@
+import HTTPTypes
+
+/// The knobs of the RFC 9111 policy: cache mode, cookie handling, heuristics and limits.
+///
+/// The defaults describe a *shared* cache (RELIABILITY §3.1): `s-maxage` applies, `private`
+/// responses are not stored, the Authorization rule of RFC 9111 §3.5 applies, and responses with
+/// `Set-Cookie` or to requests with `Cookie` are not stored.
+public struct CachePolicyConfiguration: Sendable, Hashable {
+    /// Whether the cache is shared between users (RFC 9111 §1) or private to one.
+    public enum Mode: Sendable, Hashable {
+        /// A shared cache: `s-maxage`, `proxy-revalidate`, `private` and §3.5 apply.
+        case shared
+        /// A private cache (one user): `private` responses may be stored.
+        case `private`
+    }
+
+    /// Shared (default) or private mode.
+    public var mode: Mode
+    /// Store responses carrying `Set-Cookie` in shared mode (RFC 9111 §7.3; default false).
+    public var allowSetCookie: Bool
+    /// Store responses to requests carrying `Cookie` in shared mode (RELIABILITY §3.3; default false).
+    public var allowRequestCookie: Bool
+    /// Heuristic freshness as a percentage of (Date − Last-Modified) (RFC 9111 §4.2.2; default 10).
+    public var heuristicPercent: Int
+    /// Upper bound of a heuristic freshness lifetime in seconds (default 86 400, one day).
+    public var heuristicMaximumSeconds: Int
+    /// Store 5xx responses that carry explicit freshness (default false; RELIABILITY §3.2, CPDoS).
+    public var storeServerErrors: Bool
+    /// Methods whose responses may be stored (RFC 9111 §3; default GET and HEAD).
+    public var cacheableMethods: Set<HTTPRequest.Method>
+    /// Header size limits (RELIABILITY §3.5).
+    public var limits: HeaderLimits
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - mode: Shared (default) or private.
+    ///   - allowSetCookie: Store responses with `Set-Cookie` in shared mode.
+    ///   - allowRequestCookie: Store responses to requests with `Cookie` in shared mode.
+    ///   - heuristicPercent: Heuristic fraction of (Date − Last-Modified), in percent.
+    ///   - heuristicMaximumSeconds: Cap of a heuristic lifetime, in seconds.
+    ///   - storeServerErrors: Store 5xx responses that have explicit freshness.
+    ///   - cacheableMethods: Methods whose responses may be stored.
+    ///   - limits: Header size limits.
+    public init(
+        mode: Mode = .shared,
+        allowSetCookie: Bool = false,
+        allowRequestCookie: Bool = false,
+        heuristicPercent: Int = 10,
+        heuristicMaximumSeconds: Int = 86_400,
+        storeServerErrors: Bool = false,
+        cacheableMethods: Set<HTTPRequest.Method> = [.get, .head],
+        limits: HeaderLimits = HeaderLimits()
+    ) {
+        self.mode = mode
+        self.allowSetCookie = allowSetCookie
+        self.allowRequestCookie = allowRequestCookie
+        self.heuristicPercent = max(0, min(heuristicPercent, 100))
+        self.heuristicMaximumSeconds = max(0, min(heuristicMaximumSeconds, DeltaSeconds.maximum))
+        self.storeServerErrors = storeServerErrors
+        self.cacheableMethods = cacheableMethods
+        self.limits = limits
+    }
+
+    /// True in shared mode.
+    public var isShared: Bool { mode == .shared }
+}

@@ -1,0 +1,45 @@
+/// Why a response may not be stored (RFC 9111 §3 and this project's security rules).
+public enum NotStorableReason: Sendable, Hashable {
+    /// The request method is not cacheable (RFC 9111 §3: GET and HEAD by default).
+    case methodNotCacheable
+    /// The status is not final (1xx) or outside 100…599 (RFC 9111 §3).
+    case statusNotFinal
+    /// 206 Partial Content: ranges are not combined by this cache (RFC 9111 §3.3, not implemented).
+    case partialContent
+    /// 304 Not Modified is an update of a stored response, never an entry (RFC 9111 §4.3.4).
+    case notModified
+    /// `must-understand` with a status this cache does not understand (RFC 9111 §5.2.2.3).
+    case mustUnderstandUnknownStatus
+    /// The request carried `no-store` (RFC 9111 §5.2.1.5).
+    case requestNoStore
+    /// The response carried `no-store` (RFC 9111 §5.2.2.5).
+    case responseNoStore
+    /// `private` (qualified or not) in a shared cache (RFC 9111 §5.2.2.7).
+    case privateResponse
+    /// `Authorization` on the request without `public`, `s-maxage` or `must-revalidate` in a
+    /// shared cache (RFC 9111 §3.5).
+    case authorizationWithoutPermission
+    /// `Set-Cookie` in a shared cache (RFC 9111 §7.3, RELIABILITY §3.1).
+    case setCookieInSharedCache
+    /// `Cookie` on the request in a shared cache (RELIABILITY §3.3).
+    case requestCookieInSharedCache
+    /// A 5xx response while ``CachePolicyConfiguration/storeServerErrors`` is false
+    /// (RELIABILITY §3.2, CPDoS).
+    case serverError
+    /// A 4xx response without explicit freshness (RELIABILITY §3.2, CPDoS).
+    case clientErrorWithoutExplicitFreshness
+    /// Neither explicit freshness, `public`, nor a heuristically cacheable status (RFC 9111 §3).
+    case noExplicitFreshnessOrHeuristicStatus
+    /// Storable in principle, but nothing makes it reusable: no explicit freshness, no
+    /// heuristic freshness and no validator (RELIABILITY §3.3, cache deception).
+    case notReusable
+    /// `Vary: *`: it would never match (RFC 9111 §4.1), so it is not stored.
+    case varyWildcard
+    /// `Vary` lists more names than the limit, or an invalid name (RELIABILITY §3.5).
+    case invalidOrOversizedVary
+    /// `Cache-Control` was malformed (unbalanced quote or oversized): a hidden `no-store` or
+    /// `private` cannot be ruled out (RELIABILITY §3.6).
+    case malformedCacheControl
+    /// The header block breaks a limit or contains forbidden bytes (RELIABILITY §3.2, §3.5).
+    case invalidHeaders(HeaderViolation)
+}

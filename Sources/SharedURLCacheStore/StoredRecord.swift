@@ -1,0 +1,70 @@
+import Foundation
+
+/// What to store besides the body: the keys, the opaque response head and caller data.
+///
+/// The store knows nothing about HTTP: `key` is an injective encoding of what identifies the
+/// resource (the layers above put partition, method and URL in it), `variant` tells variants
+/// of one key apart (e.g. the request values named by Vary).
+public struct RecordDescriptor: Sendable, Hashable {
+    public var key: [UInt8]
+    public var variant: [UInt8]
+    public var partition: [UInt8]
+    public var head: [UInt8]
+    public var userInfo: [UInt8]
+    public var storedAt: Date
+    /// Opaque to the store; returned on lookup.
+    public var appFlags: UInt32
+    /// Store the body as it is (already content-encoded, or known incompressible).
+    public var storeUncompressed: Bool
+
+    public init(
+        key: [UInt8], variant: [UInt8] = [], partition: [UInt8] = [], head: [UInt8] = [],
+        userInfo: [UInt8] = [], storedAt: Date = Date(), appFlags: UInt32 = 0, storeUncompressed: Bool = false
+    ) {
+        self.key = key
+        self.variant = variant
+        self.partition = partition
+        self.head = head
+        self.userInfo = userInfo
+        self.storedAt = storedAt
+        self.appFlags = appFlags
+        self.storeUncompressed = storeUncompressed
+    }
+}
+
+/// An entry read from the store: a value, independent of any transaction.
+public struct StoredRecord: Sendable, Hashable {
+    public var key: [UInt8]
+    public var variant: [UInt8]
+    public var partition: [UInt8]
+    public var head: [UInt8]
+    public var userInfo: [UInt8]
+    /// The body, or `nil` when the lookup asked for the record only.
+    public var body: [UInt8]?
+    /// Logical (uncompressed) body length.
+    public var bodySize: Int
+    /// Bytes the body takes on disk (compressed or raw).
+    public var storedSize: Int
+    /// Changes whenever the entry is replaced; memory tiers validate against it.
+    public var version: UInt64
+    public var storedAt: Date
+    public var lastUsed: Date
+    public var appFlags: UInt32
+    public var isInline: Bool
+    public var isCompressed: Bool
+}
+
+/// Usage counters of a cache directory, exact as of the last commit.
+public struct StoreStatistics: Sendable, Hashable {
+    public var entries: Int
+    /// Sum of logical body sizes.
+    public var bodyBytes: Int
+    /// Bytes the bodies take on disk (files and inline bodies).
+    public var storedBytes: Int
+    /// Bytes of index records.
+    public var recordBytes: Int
+    public var indexMapBytes: Int
+    public var indexUsedBytes: Int
+    public var readerSlotsUsed: Int
+    public var readerSlotsMax: Int
+}

@@ -1,0 +1,1 @@
+@main struct Worker { static func main() {} }

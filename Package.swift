@@ -10,11 +10,13 @@ let package = Package(
     products: [
         .library(name: "SharedURLCacheStore", targets: ["SharedURLCacheStore"]),
         .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
+        .library(name: "SharedURLCache", targets: ["SharedURLCache"]),
         .executable(name: "urlcache", targets: ["urlcache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // System libraries, found through pkg-config; the apt providers say what a fresh machine lacks.
@@ -52,6 +54,15 @@ let package = Package(
             name: "HTTPCacheSemantics",
             dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        .target(
+            name: "SharedURLCache",
+            dependencies: [
+                "SharedURLCacheStore",
+                "HTTPCacheSemantics",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "urlcache",
             dependencies: [
@@ -77,6 +88,10 @@ let package = Package(
         .testTarget(
             name: "MultiProcessTests",
             dependencies: ["SharedURLCacheStore", "CacheWorker"]
+        ),
+        .testTarget(
+            name: "SharedURLCacheTests",
+            dependencies: ["SharedURLCache", "SharedURLCacheStore", "CacheWorker"]
         ),
         .testTarget(
             name: "HTTPCacheSemanticsTests",

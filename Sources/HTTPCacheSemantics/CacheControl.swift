@@ -271,15 +271,10 @@ public struct CacheControl: Sendable, Hashable {
 extension StringProtocol {
     /// The text without leading and trailing SP / HTAB (RFC 9110 §5.6.3 OWS).
     func trimmingOWS() -> String {
-        let scalars = unicodeScalars
-        var start = scalars.startIndex
-        var end = scalars.endIndex
-        while start < end, scalars[start] == " " || scalars[start] == "\t" { start = scalars.index(after: start) }
-        while end > start {
-            let before = scalars.index(before: end)
-            guard scalars[before] == " " || scalars[before] == "\t" else { break }
-            end = before
-        }
-        return String(scalars[start..<end])
+        let text = String(self)
+        var trimmed = text[...]
+        while let first = trimmed.first, first == " " || first == "\t" { trimmed.removeFirst() }
+        while let last = trimmed.last, last == " " || last == "\t" { trimmed.removeLast() }
+        return String(trimmed)
     }
 }

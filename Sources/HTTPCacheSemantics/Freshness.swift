@@ -87,7 +87,9 @@ public struct Freshness: Sendable, Hashable {
         // RELIABILITY §3.6: an unbalanced quote or an oversized list → stale.
         if cacheControl.isMalformed { return (0, .invalid) }
         // RFC 9111 §4.2.1 / §5.2.2.10: s-maxage overrides max-age and Expires in a shared cache.
-        if configuration.isShared, let sharedMaxAge = cacheControl.sharedMaxAge { return (sharedMaxAge, .sharedMaxAge) }
+        if configuration.isShared, let sharedMaxAge = cacheControl.sharedMaxAge {
+            return (sharedMaxAge, .sharedMaxAge)
+        }
         // RFC 9111 §5.2.2.1: max-age overrides Expires.
         if let maxAge = cacheControl.maxAge { return (maxAge, .maxAge) }
         let date = dateValue(headerFields: headerFields, responseTime: responseTime)
@@ -106,7 +108,8 @@ public struct Freshness: Sendable, Hashable {
             let lastModified = HTTPDate(lastModifiedText, relativeTo: responseTime)
         else { return (0, .none) }
         let interval = clampedDelta(date.secondsSince1970 - lastModified.secondsSince1970)
-        let heuristic = interval / 100 * configuration.heuristicPercent + interval % 100 * configuration.heuristicPercent / 100
+        // interval ≤ 2^31 and percent ≤ 100, so this cannot overflow.
+        let heuristic = interval * configuration.heuristicPercent / 100
         return (min(heuristic, configuration.heuristicMaximumSeconds), .heuristic)
     }
 
@@ -118,9 +121,12 @@ public struct Freshness: Sendable, Hashable {
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response was received.
     ///   - now: The current time.
-    public static func currentAge(headerFields: HTTPFields, requestTime: HTTPDate, responseTime: HTTPDate, now: HTTPDate)
-        -> Int
-    {
+    public static func currentAge(
+        headerFields: HTTPFields,
+        requestTime: HTTPDate,
+        responseTime: HTTPDate,
+        now: HTTPDate
+    ) -> Int {
         let ageValue = Int64(age(headerFields: headerFields) ?? 0)
         let dateValue = dateValue(headerFields: headerFields, responseTime: responseTime)
         // RFC 9111 §4.2.3: apparent_age = max(0, response_time - date_value)

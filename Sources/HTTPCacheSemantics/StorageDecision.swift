@@ -113,7 +113,8 @@ public enum StorageDecision: Sendable, Hashable {
             responseTime: HTTPDate(responseTime),
             configuration: configuration
         )
-        let explicit = responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil) || fields.contains(.expires)
+        let explicit = responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil)
+            || fields.contains(.expires)
         // RELIABILITY §3.2 (CPDoS): 5xx only when configured, and then only with explicit freshness;
         // 4xx only with explicit freshness.
         if (500...599).contains(code) && !(configuration.storeServerErrors && explicit) {

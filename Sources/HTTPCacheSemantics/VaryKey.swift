@@ -74,9 +74,14 @@ public struct VaryKey: Sendable, Hashable {
     ///   - vary: The stored response's `Vary`.
     ///   - storedRequestFields: The selecting request fields kept with the stored response.
     ///   - requestFields: The presented request's header fields.
-    public static func matches(vary: VaryFields, storedRequestFields: HTTPFields, requestFields: HTTPFields) -> Bool {
+    public static func matches(
+        vary: VaryFields,
+        storedRequestFields: HTTPFields,
+        requestFields: HTTPFields
+    ) -> Bool {
         guard !vary.isWildcard else { return false }
-        return VaryKey(vary: vary, requestFields: storedRequestFields) == VaryKey(vary: vary, requestFields: requestFields)
+        return VaryKey(vary: vary, requestFields: storedRequestFields)
+            == VaryKey(vary: vary, requestFields: requestFields)
     }
 
     /// An injective byte encoding for use as a secondary key: a tag and version, the entry count,

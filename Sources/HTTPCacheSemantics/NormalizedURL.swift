@@ -1,0 +1,163 @@
+/// Default ports elided from keys (RFC 9110 §4.2.1 http → 80, §4.2.2 https → 443).
+private let defaultPorts: [String: Int] = ["http": 80, "https": 443]
+
+/// Characters RFC 3986 allows in a path or query besides `%` escapes: unreserved (§2.3),
+/// sub-delims (§2.2), and `:` `@` `/` `?` (§3.3, §3.4). `[` `]` are tolerated in the query only.
+private let allowedPathBytes: Set<UInt8> = Set(
+    Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?".utf8)
+)
+
+/// An absolute http(s) URL normalised for use in a cache key (RELIABILITY §3.2, T11).
+///
+/// Normalisation is deliberately minimal, so that two URLs get one key only when every origin
+/// treats them alike: scheme and host lowercased, default port elided, empty path → `/`,
+/// fragment dropped. Path and query bytes are kept exactly as sent: `%2F` is not decoded,
+/// percent-escape case is not changed, and dot segments are not resolved (a client sends them
+/// resolved; keeping them only costs a duplicate entry, never a wrong one). Non-ASCII hosts (IDN)
+/// are rejected: callers pass the punycode (`xn--`) form.
+public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
+    /// The longest URL accepted, in bytes (RELIABILITY §3.5).
+    public static let maximumBytes = 8 * 1024
+    /// The longest host accepted, in bytes.
+    public static let maximumHostBytes = 255
+
+    /// `http` or `https`.
+    public let scheme: String
+    /// The lowercased host (an IP literal keeps its brackets).
+    public let host: String
+    /// The port, or nil when it is the scheme's default.
+    public let port: Int?
+    /// The path (never empty) and the query with its `?`, byte-exact.
+    public let pathAndQuery: String
+
+    /// Parses and normalises an absolute URL.
+    ///
+    /// - Parameters:
+    ///   - text: The URL as the request carries it.
+    /// - Throws: ``CacheKeyError`` when the URL is not cacheable.
+    public init(_ text: String) throws(CacheKeyError) {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= Self.maximumBytes else { throw .urlTooLong(bytes: bytes.count) }
+        // RELIABILITY §3.6: NUL, CR, LF, space and other control bytes are never keyed.
+        if let bad = bytes.firstIndex(where: { $0 <= 0x20 || $0 == 0x7F }) { throw .invalidCharacter(offset: bad) }
+
+        // RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), case-insensitive.
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+            bytes[..<colon].allSatisfy({ Self.isSchemeByte($0) }), Self.isAlpha(bytes[0])
+        else { throw .missingScheme }
+        let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+        guard let defaultPort = defaultPorts[scheme] else { throw .unsupportedScheme }
+
+        // RFC 3986 §3.2: "//" authority.
+        var index = colon + 1
+        guard bytes.count >= index + 2, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "/")
+        else { throw .missingHost }
+        index += 2
+        let authorityStart = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
+            bytes[index] != UInt8(ascii: "#")
+        {
+            index += 1
+        }
+        let authority = Array(bytes[authorityStart..<index])
+        // RFC 9110 §4.2.4: userinfo is deprecated and a confusion vector; never keyed.
+        guard !authority.contains(UInt8(ascii: "@")) else { throw .userinfoNotAllowed }
+        let (host, portText) = try Self.splitHostPort(authority)
+        self.scheme = scheme
+        self.host = host
+        self.port = try Self.port(portText, defaultPort: defaultPort)
+
+        // Path and query, up to an optional fragment (dropped: RFC 3986 §3.5, never sent to the origin).
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+        var inQuery = false
+        var position = index
+        while position < end {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "?") { inQuery = true }
+            if byte == UInt8(ascii: "%") {
+                guard position + 2 < end,
+                    Self.isHex(bytes[position + 1]), Self.isHex(bytes[position + 2])
+                else { throw .invalidPercentEscape(offset: position) }
+                position += 3
+                continue
+            }
+            let allowed = allowedPathBytes.contains(byte)
+                || (inQuery && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")))
+            guard allowed else { throw .invalidCharacter(offset: position) }
+            position += 1
+        }
+        var rest = String(decoding: bytes[index..<end], as: UTF8.self)
+        // RFC 9110 §4.2.3: an empty path is equivalent to "/".
+        if rest.isEmpty || rest.hasPrefix("?") { rest = "/" + rest }
+        self.pathAndQuery = rest
+    }
+
+    /// The normalised URL text, e.g. `https://example.com/a?b`.
+    public var string: String { origin + pathAndQuery }
+
+    /// Scheme, host and port: the origin (RFC 6454) used for the same-origin check of §4.4.
+    public var origin: String { scheme + "://" + host + (port.map { ":\($0)" } ?? "") }
+
+    public var description: String { string }
+
+    // MARK: - Pieces
+
+    private static func splitHostPort(_ authority: [UInt8]) throws(CacheKeyError) -> (String, [UInt8]?) {
+        guard !authority.isEmpty else { throw .missingHost }
+        var hostBytes: [UInt8]
+        var portBytes: [UInt8]?
+        if authority[0] == UInt8(ascii: "[") {
+            // RFC 3986 §3.2.2 IP-literal: hex digits, ':' and '.' inside brackets.
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")), close > 1 else { throw .invalidHost }
+            hostBytes = Array(authority[...close])
+            guard authority[1..<close].allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else { throw .invalidHost }
+            let after = authority[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else { throw .invalidHost }
+                portBytes = Array(after.dropFirst())
+            }
+        } else {
+            if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
+                hostBytes = Array(authority[..<colon])
+                portBytes = Array(authority[(colon + 1)...])
+            } else {
+                hostBytes = authority
+            }
+            guard !hostBytes.isEmpty else { throw .missingHost }
+            if hostBytes.contains(where: { $0 >= 0x80 }) { throw .nonASCIIHost }
+            let hostChars = hostBytes.allSatisfy {
+                isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
+            }
+            guard hostChars else { throw .invalidHost }
+        }
+        guard hostBytes.count <= maximumHostBytes else { throw .hostTooLong(bytes: hostBytes.count) }
+        hostBytes = hostBytes.map { isAlpha($0) ? $0 | 0x20 : $0 }
+        return (String(decoding: hostBytes, as: UTF8.self), portBytes)
+    }
+
+    private static func port(_ text: [UInt8]?, defaultPort: Int) throws(CacheKeyError) -> Int? {
+        // RFC 3986 §6.2.3: an empty port is the default port.
+        guard let text, !text.isEmpty else { return nil }
+        guard text.count <= 10, text.allSatisfy(isDigit) else { throw .invalidPort }
+        let value = text.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard (1...65_535).contains(value) else { throw .invalidPort }
+        return value == defaultPort ? nil : value
+    }
+
+    private static func isAlpha(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
+    }
+
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        isAlpha(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+    }
+}

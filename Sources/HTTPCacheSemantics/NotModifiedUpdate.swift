@@ -1,0 +1,57 @@
+import HTTPTypes
+
+/// Fields a 304 must not overwrite in the stored head (RFC 9111 §3.2): Content-Length (named
+/// explicitly), and the fields that describe the stored body's framing and coding, which the
+/// cache keeps as received and a 304 cannot change (§3.2 "header fields that the cache's stored
+/// response depends upon"): Content-Encoding, Transfer-Encoding, Content-Range. Hop-by-hop fields
+/// (RFC 9110 §7.6.1) are excluded as well, see ``HopByHopFields``.
+private let fieldsNotUpdatedBy304: Set<String> = [
+    "content-length", "content-encoding", "transfer-encoding", "content-range",
+]
+
+/// How a 304 Not Modified applies to a stored response (RFC 9111 §4.3.4, §3.2).
+public enum NotModifiedUpdate {
+    /// The names a 304 never overwrites (the table above, lowercased).
+    public static var protectedFieldNames: Set<String> { fieldsNotUpdatedBy304 }
+
+    /// Whether a 304 identifies the stored response for update (RFC 9111 §4.3.4):
+    /// - a strong `ETag` in the 304 selects a stored response with the same strong tag;
+    /// - else a weak `ETag` selects one that matches weakly;
+    /// - else a `Last-Modified` selects one with the same `Last-Modified`;
+    /// - else (no validator) only a stored response without any validator is selected.
+    ///
+    /// - Parameters:
+    ///   - stored: The stored response that was validated.
+    ///   - notModified: The header fields of the 304.
+    public static func selects(stored: StoredResponse, notModified: HTTPFields) -> Bool {
+        let storedTag = stored.entityTag
+        if let tagText = notModified[values: .eTag].first, let tag = EntityTag(tagText) {
+            guard let storedTag else { return false }
+            return tag.isWeak ? tag.weakMatches(storedTag) : tag.strongMatches(storedTag)
+        }
+        let reference = HTTPDate(stored.responseTime)
+        if let text = notModified[values: .lastModified].first,
+            let lastModified = HTTPDate(text, relativeTo: reference)
+        {
+            return stored.lastModified == lastModified
+        }
+        return storedTag == nil && stored.lastModified == nil
+    }
+
+    /// The stored header fields updated from a 304 (RFC 9111 §3.2): every field of the 304
+    /// replaces the stored fields of the same name, except hop-by-hop fields and the fields in
+    /// ``protectedFieldNames``; the body never changes.
+    ///
+    /// - Parameters:
+    ///   - stored: The stored header fields.
+    ///   - notModified: The header fields of the 304.
+    public static func merge(stored: HTTPFields, notModified: HTTPFields) -> HTTPFields {
+        let excluded = HopByHopFields.names(in: notModified).union(fieldsNotUpdatedBy304)
+        let updates = notModified.filter { !excluded.contains($0.name.canonicalName) }
+        let replaced = Set(updates.map(\.name.canonicalName))
+        var result = HTTPFields()
+        for field in stored where !replaced.contains(field.name.canonicalName) { result.append(field) }
+        for field in updates { result.append(field) }
+        return result
+    }
+}

@@ -403,10 +403,14 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
     if (!(flags & SUC_GET_NO_BODY)) {
         size_t meta_len = (r.flags & SUC_REC_INLINE) ? 0 : rec_len;
         rc = suc_body_read(c, &r, meta_len, &e->body, err);
-        if (rc == SUC_ECORRUPT) {
+        if (rc == SUC_ECORRUPT || rc == SUC_ENOTFOUND) {
+            /* A missing file is either a remove that committed after our index read (then the
+             * record is gone or replaced and the purge does nothing) or damage: bodies are
+             * renamed into place before their record commits and unlinked only after it is
+             * removed. Either way a miss; the purge touches only the version we read. */
             purge_if(c, ikey, r.version);
             suc_entry_free(e);
-            return SUC_ENOTFOUND; /* err keeps SUC_ECORRUPT and the detail */
+            return SUC_ENOTFOUND; /* err keeps the detail */
         }
         if (rc) {
             suc_entry_free(e);
@@ -655,6 +659,13 @@ int suc_debug_body_path(suc_cache *c, const void *key, size_t key_len, const voi
     }
     free(rec_buf);
     return rc;
+}
+
+int suc_debug_get_raw_record(suc_cache *c, const void *key, size_t key_len, const void *variant,
+                             size_t variant_len, uint8_t **out, size_t *out_len) {
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    return read_record(c, ikey, out, out_len, NULL);
 }
 
 typedef struct raw_ctx {

@@ -329,11 +329,34 @@ out:
     return rc;
 }
 
+/* Whether the first 64 KiB of a large body shrink by at least 3%. A body that will spill to
+ * its file before the end cannot be re-stored raw afterwards, so decide up front. */
+static int probe_compressible(suc_cache *c, const uint8_t *body) {
+    enum { SAMPLE = 65536 };
+    z_stream *zs = suc_zpool_take_deflate(c);
+    if (!zs) return 1;
+    uLong bound = deflateBound(zs, SAMPLE);
+    uint8_t *out = malloc(bound);
+    int compressible = 1;
+    if (out) {
+        zs->next_in = (Bytef *)body;
+        zs->avail_in = SAMPLE;
+        zs->next_out = out;
+        zs->avail_out = (uInt)bound;
+        if (deflate(zs, Z_FINISH) == Z_STREAM_END) compressible = zs->total_out < SAMPLE - SAMPLE / 32;
+        free(out);
+    }
+    suc_zpool_give_deflate(c, zs);
+    return compressible;
+}
+
 int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err) {
     if (body_len && !body) return suc_fail(err, SUC_EINVAL, "suc_put", 0, 0, "NULL body with a length");
     uint32_t flags = p ? p->flags : 0;
     if (body_len == 0) flags |= SUC_PUT_RAW; /* nothing to compress */
+    if (!(flags & SUC_PUT_RAW) && body_len > SPILL_BYTES && !probe_compressible(c, body))
+        flags |= SUC_PUT_RAW;
     suc_writer *w;
     int rc = suc_writer_begin(c, flags, &w, err);
     if (rc) return rc;

@@ -301,3 +301,57 @@ extension StoredRecord {
             isCompressed: view.flags & UInt32(SUC_ENTRY_RAW) == 0)
     }
 }
+
+extension CacheStore {
+    /// Testing hook: holds the index write lock for `milliseconds` in a transaction that commits
+    /// nothing (the other side of "a hit takes no write lock").
+    /// The corresponding C function is `suc_debug_hold_write_lock`.
+    public func withDebugWriteLock(milliseconds: UInt32) throws(CacheError) {
+        let rc = suc_debug_hold_write_lock(handle, milliseconds)
+        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+    }
+}
+
+extension CacheStore {
+    /// Testing hook: the body file of an entry, relative to the root (nil for inline bodies).
+    /// The corresponding C function is `suc_debug_body_path`.
+    public func debugBodyPath(for key: [UInt8], variant: [UInt8] = []) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let rc = key.withUnsafeBytes { k in
+            variant.withUnsafeBytes { v in
+                suc_debug_body_path(handle, k.baseAddress, k.count, v.baseAddress, v.count, &buffer, buffer.count)
+            }
+        }
+        guard rc == SUC_OK else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Testing hook: replaces the raw index record of an entry (corruption tests).
+    /// The corresponding C function is `suc_debug_put_raw_record`.
+    public func debugOverwriteRecord(for key: [UInt8], variant: [UInt8] = [], with raw: [UInt8]) throws(CacheError) {
+        let rc = key.withUnsafeBytes { k in
+            variant.withUnsafeBytes { v in
+                raw.withUnsafeBytes { r in
+                    suc_debug_put_raw_record(handle, k.baseAddress, k.count, v.baseAddress, v.count, r.baseAddress, r.count)
+                }
+            }
+        }
+        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+    }
+
+    /// Testing hook: the raw index record of an entry.
+    /// The corresponding C function is `suc_debug_get_raw_record`.
+    public func debugRawRecord(for key: [UInt8], variant: [UInt8] = []) throws(CacheError) -> [UInt8]? {
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let rc = key.withUnsafeBytes { k in
+            variant.withUnsafeBytes { v in
+                suc_debug_get_raw_record(handle, k.baseAddress, k.count, v.baseAddress, v.count, &out, &length)
+            }
+        }
+        if rc == SUC_ENOTFOUND { return nil }
+        guard rc == SUC_OK, let out else { throw CacheError(core: rc, suc_error()) }
+        defer { free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: length))
+    }
+}

@@ -287,6 +287,11 @@ int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
                              const void *variant, size_t variant_len, const void *bytes,
                              size_t len);
 
+/* Copies the raw index record of (key, variant) into a malloc'd buffer (free() it). */
+int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
+                             const void *variant, size_t variant_len, uint8_t **out,
+                             size_t *out_len);
+
 /* Holds the index write lock for `millis` ms in a write transaction that commits nothing: the
  * "another process holds a long write transaction" side of the no-write-lock-on-hit test. */
 int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);

@@ -1,1 +1,0 @@
-@main struct Worker { static func main() {} }

@@ -1,0 +1,147 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+
+/// Multi-process behaviour with real processes (the CacheWorker executable), never threads.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct MultiProcessTests {
+    @Test("every process sees the others' stores and removes")
+    func visibility() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dir = root + "/cache"
+        // Given: process A stores.
+        #expect(try WorkerProcess.run(["put", dir, "k", "7", "40000"]).status == 0)
+        // When/Then: process B sees it, removes it; process C sees the removal; so does this one.
+        let seen = try WorkerProcess.run(["get", dir, "k"])
+        #expect(seen.status == 0 && seen.out.contains("HIT 7"), "\(seen)")
+        #expect(try WorkerProcess.run(["remove", dir, "k"]).out.contains("REMOVED 1"))
+        #expect(try WorkerProcess.run(["get", dir, "k"]).status == 4, "miss after another process removed it")
+        let store = try CacheStore(directory: dir)
+        #expect(try store.record(for: Array("k".utf8)) == nil)
+    }
+
+    @Test("4 processes store and read 1,000 shared keys concurrently; no torn or wrong body")
+    func concurrentProcesses() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dir = root + "/cache"
+        _ = try CacheStore(directory: dir) // create once, so the workers race only on use
+        let seed = UInt64.random(in: 1...1_000_000)
+        print("concurrentProcesses seed \(seed)")
+        let workers = try (0..<4).map { id in
+            try WorkerProcess(["mixed", dir, String(seed + UInt64(id)), "12", "1000", String(id), "65536"])
+        }
+        for (id, worker) in workers.enumerated() {
+            let result = worker.finish()
+            #expect(result.status == 0, "worker \(id) (seed \(seed + UInt64(id))): \(result.err)")
+            #expect(result.out.contains("peers=3"), "worker \(id) saw every other process's markers: \(result.out)")
+            print("worker \(id): \(result.out.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // Counters are exact after the run: entries equals what a full walk of the keys finds.
+        let store = try CacheStore(directory: dir)
+        var found = 0
+        for n in 0..<1000 where try store.record(for: Array("https://api.example.com/items/\(n)?v=1".utf8), variant: [], includeBody: false, countAsUse: false) != nil {
+            found += 1
+        }
+        for id in 0..<4 where try store.version(for: Array("marker-\(id)".utf8)) != nil { found += 1 }
+        #expect(try store.statistics().entries == found)
+    }
+
+    @Test("kill -9 at random moments: every acknowledged store stays readable bit-exact")
+    func killLoop() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dir = root + "/cache"
+        let ackFile = root + "/acks"
+        _ = try CacheStore(directory: dir)
+        #expect(FileManager.default.createFile(atPath: ackFile, contents: nil))
+        let seed = UInt64.random(in: 1...1_000_000)
+        print("killLoop seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        var acknowledged = 0
+        let rounds = 40
+        for round in 0..<rounds {
+            // Given: a writer that acknowledges each store, and a reader that checks every hit.
+            let writer = try WorkerProcess(["writer", dir, String(seed &+ UInt64(round)), String(round), "200"])
+            let reader = try WorkerProcess(["reader", dir, "0.4", "200"])
+            // When: one of them is killed at a random moment.
+            usleep(UInt32(20_000 + rng.next() % 180_000))
+            let victimIsReader = rng.next() % 4 == 0
+            if victimIsReader { reader.kill9() }
+            writer.kill9()
+            let w = writer.finish()
+            let r = reader.finish()
+            #expect(r.status == 0 || victimIsReader, "round \(round): reader saw a bad body: \(r.err)")
+            // Only complete lines are acknowledgements.
+            let lines = w.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            acknowledged += lines.count
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: ackFile))
+            handle.seekToEndOfFile()
+            handle.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+            try handle.close()
+            // Then: every acknowledged store so far is readable, bit-exact, from a new process.
+            let verify = try WorkerProcess.run(["verify", dir, ackFile])
+            #expect(verify.status == 0, "round \(round) (seed \(seed)): \(verify.err)")
+            if verify.status != 0 { break }
+        }
+        print("killLoop: \(rounds) rounds, \(acknowledged) acknowledged stores verified")
+        #expect(acknowledged > rounds, "the writers made progress")
+        // Stale reader slots of killed readers do not stop new opens or lookups.
+        let store = try CacheStore(directory: dir)
+        _ = try store.record(for: Array("x".utf8))
+    }
+
+    @Test("a hit completes while another process holds a long write transaction")
+    func hitTakesNoWriteLock() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dir = root + "/cache"
+        let store = try CacheStore(directory: dir)
+        try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 42, count: 20_000))
+        // Given: another process holds the write lock for 4 s.
+        let holder = try WorkerProcess(["holdlock", dir, "4000"])
+        #expect(holder.waitForLine("LOCKING"))
+        usleep(300_000)
+        // A store from here must now wait for the lock (this proves the lock is held)…
+        let storeDone = Mutex(false)
+        let blockedStore = Thread {
+            _ = try? store.store(RecordDescriptor(key: Array("other".utf8)), body: [1])
+            storeDone.withLock { $0 = true }
+        }
+        blockedStore.start()
+        usleep(200_000)
+        // When: this process looks up an entry.
+        let hit = try store.record(for: Array("k".utf8))
+        // Then: the hit is served while the lock is still held and the store still waits.
+        #expect(hit?.body == Array(repeating: 42, count: 20_000))
+        #expect(holder.process.isRunning, "the lock holder still holds the lock")
+        #expect(storeDone.withLock { $0 } == false, "the store is still waiting for the write lock")
+        #expect(holder.finish().status == 0)
+        while !storeDone.withLock({ $0 }) { usleep(10_000) }
+        #expect(try store.record(for: Array("other".utf8))?.body == [1])
+    }
+
+    @Test("open, use and close leak no file descriptor")
+    func noDescriptorLeak() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let result = try WorkerProcess.run(["fdcheck", root + "/cache"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("FDS "))
+    }
+}
+
+import Synchronization
+
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+
+@Suite(.timeLimit(.minutes(5)))
+struct RoundTripTests {
+    static let sizes = [0, 1, 1024, 1 << 20, 64 << 20]
+
+    @Test("round trip of bodies of every size, compressible and not", arguments: sizes, [true, false])
+    func roundTrip(size: Int, compressible: Bool) throws {
+        let dir = TestDirectory()
+        do {
+            let store = try CacheStore(directory: dir.cache)
+            let body = makeBody(size: size, compressible: compressible, seed: UInt64(size))
+            // Binary head with NUL, CR/LF and bytes ≥ 0x80; userInfo likewise opaque bytes.
+            let head: [UInt8] = [0, 13, 10, 0xff, 0x80] + bytes("HTTP/1.1 200 OK\r\n")
+            let userInfo: [UInt8] = (0..<300).map { UInt8($0 % 256) }
+            let descriptor = RecordDescriptor(
+                key: bytes("GET https://api.example.com/x?size=\(size)"), variant: bytes("accept=json"),
+                partition: bytes("svc-a"), head: head, userInfo: userInfo,
+                storedAt: Date(timeIntervalSince1970: 1_700_000_000.123), appFlags: 0xABCD)
+            let version = try store.store(descriptor, body: body)
+
+            let hit = try #require(try store.record(for: descriptor.key, variant: descriptor.variant))
+            #expect(hit.head == head)
+            #expect(hit.userInfo == userInfo)
+            #expect(hit.partition == bytes("svc-a"))
+            #expect(hit.variant == bytes("accept=json"))
+            #expect(hit.version == version)
+            #expect(hit.appFlags == 0xABCD)
+            #expect(hit.bodySize == size)
+            #expect(abs(hit.storedAt.timeIntervalSince1970 - 1_700_000_000.123) < 0.001)
+            let (storedSize, isCompressed) = (hit.storedSize, hit.isCompressed)
+            if compressible && size >= 1024 { #expect(storedSize < size / 2, "compressible body was compressed") }
+            if !compressible && size > 0 { #expect(isCompressed == false, "incompressible body stored raw") }
+            let matches = hit.body == body
+            #expect(matches, "body round-trips bit-exact")
+            #expect(try store.record(for: descriptor.key, variant: bytes("accept=xml")) == nil, "other variant misses")
+
+            let stats = try store.statistics()
+            #expect(stats.entries == 1)
+            #expect(stats.bodyBytes == size)
+        }
+    }
+
+    @Test("a body streamed in pieces reads back whole")
+    func streamedWriter() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let body = makeBody(size: 3 << 20, compressible: true)
+        var writer = try store.makeBodyWriter()
+        var offset = 0
+        while offset < body.count {
+            let end = min(offset + 70_001, body.count)
+            try writer.append(body[offset..<end])
+            offset = end
+        }
+        let version = try writer.commit(RecordDescriptor(key: bytes("k")))
+        let hit = try #require(try store.record(for: bytes("k")))
+        #expect(hit.body == body)
+        #expect(hit.version == version)
+    }
+
+    @Test("replacing an entry changes its version and keeps counters exact")
+    func replace() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let v1 = try store.store(RecordDescriptor(key: bytes("k")), body: makeBody(size: 100_000, compressible: true))
+        let v2 = try store.store(RecordDescriptor(key: bytes("k")), body: makeBody(size: 10, compressible: true))
+        #expect(v2 > v1)
+        #expect(try store.version(for: bytes("k")) == v2)
+        let stats = try store.statistics()
+        #expect(stats.entries == 1)
+        #expect(stats.bodyBytes == 10)
+        // The replaced body file was unlinked after the commit: one entry, no body file.
+        let files = try FileManager.default.subpathsOfDirectory(atPath: dir.cache + "/bodies").filter { $0.count > 3 }
+        #expect(files.isEmpty, "inline replacement leaves no body file: \(files)")
+    }
+
+    @Test("variants of one key are listed and removed together")
+    func variants() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        for v in ["", "gzip", "br"] {
+            try store.store(RecordDescriptor(key: bytes("k"), variant: bytes(v)), body: bytes("body-\(v)"))
+        }
+        try store.store(RecordDescriptor(key: bytes("other")), body: bytes("x"))
+        let listed = try store.variants(for: bytes("k")).map { String(decoding: $0.variant, as: UTF8.self) }
+        #expect(Set(listed) == ["", "gzip", "br"])
+        #expect(try store.record(for: bytes("k"), variant: bytes("br"))?.body == bytes("body-br"))
+        #expect(try store.remove(key: bytes("k"), variant: bytes("gzip")) == 1)
+        #expect(try store.variants(for: bytes("k")).count == 2)
+        #expect(try store.remove(key: bytes("k")) == 2)
+        #expect(try store.variants(for: bytes("k")).isEmpty)
+        #expect(try store.record(for: bytes("other"))?.body == bytes("x"))
+        #expect(try store.statistics().entries == 1)
+    }
+
+    @Test("two handles on one directory in one process share one environment")
+    func twoHandles() throws {
+        let dir = TestDirectory()
+        let a = try CacheStore(directory: dir.cache)
+        let b = try CacheStore(directory: dir.cache)
+        try a.store(RecordDescriptor(key: bytes("k")), body: bytes("v"))
+        #expect(try b.record(for: bytes("k"))?.body == bytes("v"))
+    }
+}

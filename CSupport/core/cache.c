@@ -168,7 +168,7 @@ static int prepare_file(int rootfd, const char *name, suc_error *err) {
 
 /* ---- meta table --------------------------------------------------------------------- */
 
-static int meta_get_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out) {
+int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out) {
     MDB_val k = {strlen(name), (void *)name}, v;
     int rc = mdb_get(txn, c->dbi_meta, &k, &v);
     if (rc) return rc;
@@ -177,7 +177,7 @@ static int meta_get_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *
     return 0;
 }
 
-static int meta_put_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
+int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
     uint8_t buf[8];
     suc_put_u64(buf, value);
     MDB_val k = {strlen(name), (void *)name}, v = {8, buf};
@@ -185,26 +185,28 @@ static int meta_put_u64(suc_cache *c, MDB_txn *txn, const char *name, uint64_t v
 }
 
 int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err) {
-    static const char *names[4] = {"entries", "body_bytes", "stored_bytes", "record_bytes"};
-    const int64_t deltas[4] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes};
-    for (int i = 0; i < 4; i++) {
+    static const char *names[6] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
+                                   "corrupt_purges"};
+    const int64_t deltas[6] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
+                               d->corrupt_purges};
+    for (int i = 0; i < 6; i++) {
         if (!deltas[i]) continue;
         uint64_t cur = 0;
-        int rc = meta_get_u64(c, txn, names[i], &cur);
+        int rc = suc_meta_get(c, txn, names[i], &cur);
         if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
         int64_t next = (int64_t)cur + deltas[i];
         if (next < 0) next = 0; /* only after undecodable records were purged; verify recomputes */
-        if ((rc = meta_put_u64(c, txn, names[i], (uint64_t)next))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+        if ((rc = suc_meta_put(c, txn, names[i], (uint64_t)next))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
     }
     return SUC_OK;
 }
 
 int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err) {
     uint64_t seq = 0;
-    int rc = meta_get_u64(c, txn, "seq", &seq);
+    int rc = suc_meta_get(c, txn, "seq", &seq);
     if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta seq)", rc);
     seq++;
-    if ((rc = meta_put_u64(c, txn, "seq", seq))) return suc_fail_mdb(err, "mdb_put(meta seq)", rc);
+    if ((rc = suc_meta_put(c, txn, "seq", seq))) return suc_fail_mdb(err, "mdb_put(meta seq)", rc);
     *out = seq;
     return SUC_OK;
 }
@@ -405,13 +407,13 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->dbi_meta)))
         return suc_fail_mdb(err, "mdb_dbi_open", rc);
     uint64_t format = 0;
-    rc = meta_get_u64(c, txn, "format", &format);
+    rc = suc_meta_get(c, txn, "format", &format);
     if (rc == MDB_NOTFOUND) {
         MDB_stat st;
         mdb_stat(txn, c->dbi_main, &st);
         if (st.ms_entries > 0 && !ctx->fresh_ok)
             return suc_fail(err, SUC_ENOTCACHE, "meta", 0, 0, "index has entries but no format record");
-        if ((rc = meta_put_u64(c, txn, "format", SUC_FORMAT_VERSION))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+        if ((rc = suc_meta_put(c, txn, "format", SUC_FORMAT_VERSION))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
         return SUC_OK;
     }
     if (rc) return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
@@ -633,10 +635,12 @@ int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
     MDB_txn *txn;
     if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
     uint64_t v;
-    if (!meta_get_u64(c, txn, "entries", &v)) out->entries = v;
-    if (!meta_get_u64(c, txn, "body_bytes", &v)) out->body_bytes = v;
-    if (!meta_get_u64(c, txn, "stored_bytes", &v)) out->stored_bytes = v;
-    if (!meta_get_u64(c, txn, "record_bytes", &v)) out->record_bytes = v;
+    if (!suc_meta_get(c, txn, "entries", &v)) out->entries = v;
+    if (!suc_meta_get(c, txn, "body_bytes", &v)) out->body_bytes = v;
+    if (!suc_meta_get(c, txn, "stored_bytes", &v)) out->stored_bytes = v;
+    if (!suc_meta_get(c, txn, "record_bytes", &v)) out->record_bytes = v;
+    if (!suc_meta_get(c, txn, "evictions", &v)) out->evictions = v;
+    if (!suc_meta_get(c, txn, "corrupt_purges", &v)) out->corrupt_purges = v;
     MDB_envinfo info;
     MDB_stat est;
     if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {

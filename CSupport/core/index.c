@@ -67,8 +67,8 @@ static int64_t file_bytes(const suc_record *r, size_t rec_len) {
     return (r->flags & SUC_REC_INLINE) ? 0 : (int64_t)(SUC_BODY_HEADER_LEN + r->stored_size + rec_len);
 }
 
-static int delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
-                        suc_counters *delta, suc_error *err) {
+int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
+                     suc_counters *delta, suc_error *err) {
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
     int mrc = mdb_get(txn, c->dbi_main, &k, &v);
     if (mrc == MDB_NOTFOUND) return MDB_NOTFOUND;
@@ -97,14 +97,6 @@ static int delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     if ((mrc = mdb_del(txn, c->dbi_main, &k, NULL))) return suc_fail_mdb(err, "mdb_del(main)", mrc);
     if (op) op->removed++;
     return SUC_OK;
-}
-
-int suc_index_delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
-                           suc_error *err) {
-    suc_counters d = {0};
-    int rc = delete_entry(c, txn, ikey, op, &d, err);
-    if (rc) return rc;
-    return suc_meta_add_counters(c, txn, &d, err);
 }
 
 /* Collects the ikeys of every record under the 32-byte key hash whose full key is `key`. */
@@ -150,9 +142,9 @@ static int collect_variants(suc_cache *c, MDB_txn *txn, const uint8_t prefix[SUC
 
 /* ---- applying a batch --------------------------------------------------------------- */
 
-static int apply_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
-                     suc_error *err) {
-    int rc = delete_entry(c, txn, op->ikey, op, d, err);
+int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                  suc_error *err) {
+    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
     if (rc && rc != MDB_NOTFOUND) return rc;
     op->removed = 0; /* a replacement is not a removal */
     op->version = ++*seq;
@@ -176,6 +168,70 @@ static int apply_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, ui
     return SUC_OK;
 }
 
+/* Evicts least-recently-used entries inside `txn` until stored + record bytes (counters plus
+ * `d`) fit under `limit`, at most `max` of them; the dead body ids go to `op`. */
+int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
+                        suc_counters *d, uint64_t *out_evicted, suc_error *err) {
+    uint64_t stored = 0, records = 0;
+    int rc = suc_meta_get(c, txn, "stored_bytes", &stored);
+    if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
+    rc = suc_meta_get(c, txn, "record_bytes", &records);
+    if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
+    int64_t total = (int64_t)(stored + records) + d->stored_bytes + d->record_bytes;
+    uint64_t evicted = 0;
+    while (total > (int64_t)limit && evicted < max) {
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+        if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+        MDB_val k, v;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+        uint8_t t[SUC_TKEY_LEN];
+        if (mrc == 0 && k.mv_size == SUC_TKEY_LEN) memcpy(t, k.mv_data, SUC_TKEY_LEN);
+        mdb_cursor_close(cur);
+        if (mrc == MDB_NOTFOUND) break;
+        if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
+        if (k.mv_size != SUC_TKEY_LEN) break;
+        int64_t before = d->stored_bytes + d->record_bytes;
+        rc = suc_index_delete(c, txn, t + 8, op, d, err);
+        if (rc == MDB_NOTFOUND) { /* stray: its record is gone */
+            MDB_val tk = {SUC_TKEY_LEN, t};
+            if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL))) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+            continue;
+        }
+        if (rc) return rc;
+        total += (d->stored_bytes + d->record_bytes) - before;
+        evicted++;
+    }
+    d->evictions += (int64_t)evicted;
+    if (op) op->removed = 0; /* evictions are not the caller's removals */
+    if (out_evicted) *out_evicted = evicted;
+    return total > (int64_t)limit ? SUC_ECAPACITY : SUC_OK;
+}
+
+/* A put under the online hard cap (DESIGN: a missed cron run cannot fill the disk): evict a
+ * bounded number of LRU entries in the same commit, else refuse this put (the batch goes on). */
+static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                            suc_error *err) {
+    if (c->opts.hard_cap_bytes) {
+        suc_record r;
+        if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
+            uint64_t need = (uint64_t)op->record_len + (uint64_t)(r.flags & SUC_REC_INLINE ? r.stored_size
+                                                    : SUC_BODY_HEADER_LEN + r.stored_size + op->record_len);
+            int rc = need > c->opts.hard_cap_bytes
+                         ? SUC_ECAPACITY /* could never fit: evict nothing for it */
+                         : suc_index_evict_lru(c, txn, c->opts.hard_cap_bytes - need, 64, op, d, NULL, err);
+            if (rc == SUC_ECAPACITY) {
+                op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "hard cap", 0, 0,
+                                     "store refused: the cache is at its hard capacity of %llu bytes",
+                                     (unsigned long long)c->opts.hard_cap_bytes);
+                return SUC_OK;
+            }
+            if (rc) return rc;
+        }
+    }
+    return suc_index_put(c, txn, op, d, seq, err);
+}
+
 static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
     if (!op->variant_all) {
         /* Check the full key before deleting: a hash collision must not remove another entry. */
@@ -187,14 +243,14 @@ static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d,
         if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
             (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
             return SUC_OK;
-        int rc = delete_entry(c, txn, op->ikey, op, d, err);
+        int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
         return rc == MDB_NOTFOUND ? SUC_OK : rc;
     }
     uint8_t *list = NULL;
     size_t n = 0;
     int rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
     for (size_t i = 0; rc == SUC_OK && i < n; i++) {
-        rc = delete_entry(c, txn, list + i * SUC_IKEY_LEN, op, d, err);
+        rc = suc_index_delete(c, txn, list + i * SUC_IKEY_LEN, op, d, err);
         if (rc == MDB_NOTFOUND) rc = SUC_OK;
     }
     free(list);
@@ -210,7 +266,8 @@ static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *
     int decoded = suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK;
     /* Only what was read and found bad: a newer entry stored since then stays. */
     if (op->expect_version == 0 ? decoded : (!decoded || r.version != op->expect_version)) return SUC_OK;
-    int rc = delete_entry(c, txn, op->ikey, op, d, err);
+    d->corrupt_purges++;
+    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
     return rc == MDB_NOTFOUND ? SUC_OK : rc;
 }
 
@@ -221,6 +278,7 @@ static void batch_reset(void *vctx) {
         op->removed = 0;
         op->version = 0;
         op->dead_count = 0;
+        op->op_rc = 0;
     }
 }
 
@@ -237,7 +295,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     seq = seq0 ? seq0 - 1 : 0;
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next) {
         switch (op->kind) {
-        case SUC_OP_PUT: rc = apply_put(c, txn, op, &ctx->delta, &seq, err); break;
+        case SUC_OP_PUT: rc = apply_put_capped(c, txn, op, &ctx->delta, &seq, err); break;
         case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
         case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
         default: break;
@@ -296,7 +354,7 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
 
         pthread_mutex_lock(&c->commit_mu);
         for (suc_op *o = ctx.ops; o; o = o->next) {
-            o->rc = brc;
+            o->rc = brc ? brc : o->op_rc; /* op_rc: refused alone, the batch committed */
             if (brc) o->err = berr;
             o->done = 1;
         }
@@ -332,7 +390,7 @@ void suc_entry_free(suc_entry *e) {
 }
 
 /* Purges an entry found bad, if it is still the one that was read (a write; rare). */
-static void purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version) {
+void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version) {
     suc_op op = {0};
     op.kind = SUC_OP_PURGE_IF;
     memcpy(op.ikey, ikey, SUC_IKEY_LEN);
@@ -342,7 +400,7 @@ static void purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t ve
 }
 
 /* Copies the record of ikey out of a short read transaction. */
-static int read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out, size_t *len,
+int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out, size_t *len,
                        suc_error *err) {
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
@@ -378,13 +436,13 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
     uint8_t *rec_buf = NULL;
     size_t rec_len = 0;
-    if ((rc = read_record(c, ikey, &rec_buf, &rec_len, err))) return rc;
+    if ((rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, err))) return rc;
 
     suc_entry *e = NULL;
     suc_record r;
     rc = suc_record_decode(rec_buf, rec_len, &r);
     if (rc) {
-        purge_if(c, ikey, 0);
+        suc_index_purge_if(c, ikey, 0);
         free(rec_buf);
         suc_fail(err, SUC_ECORRUPT, "record", 0, 0, "index record is corrupt; entry purged");
         return SUC_ENOTFOUND;
@@ -408,7 +466,7 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
              * record is gone or replaced and the purge does nothing) or damage: bodies are
              * renamed into place before their record commits and unlinked only after it is
              * removed. Either way a miss; the purge touches only the version we read. */
-            purge_if(c, ikey, r.version);
+            suc_index_purge_if(c, ikey, r.version);
             suc_entry_free(e);
             return SUC_ENOTFOUND; /* err keeps the detail */
         }
@@ -592,7 +650,7 @@ static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     suc_counters d = {0};
     for (size_t i = 0; rc == SUC_OK && i < n; i++) {
         uint8_t *key = keys + i * SUC_TKEY_LEN;
-        rc = delete_entry(c, txn, ctx->by_time ? key + 8 : key, &ctx->op, &d, err);
+        rc = suc_index_delete(c, txn, ctx->by_time ? key + 8 : key, &ctx->op, &d, err);
         if (rc == MDB_NOTFOUND) {
             rc = SUC_OK;
             if (ctx->by_time) { /* a time-index entry whose record is gone: drop the stray */
@@ -643,7 +701,7 @@ int suc_debug_body_path(suc_cache *c, const void *key, size_t key_len, const voi
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
     uint8_t *rec_buf = NULL;
     size_t rec_len = 0;
-    int rc = read_record(c, ikey, &rec_buf, &rec_len, NULL);
+    int rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, NULL);
     if (rc) return rc;
     suc_record r;
     rc = suc_record_decode(rec_buf, rec_len, &r);
@@ -665,7 +723,7 @@ int suc_debug_get_raw_record(suc_cache *c, const void *key, size_t key_len, cons
                              size_t variant_len, uint8_t **out, size_t *out_len) {
     uint8_t ikey[SUC_IKEY_LEN];
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
-    return read_record(c, ikey, out, out_len, NULL);
+    return suc_index_read_record(c, ikey, out, out_len, NULL);
 }
 
 typedef struct raw_ctx {

@@ -96,6 +96,11 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 
 /* ---- write operations (index.c) --------------------------------------------------------- */
 
+/* Changes to the meta counters made by one transaction, written once at its end. */
+typedef struct suc_counters {
+    int64_t entries, body_bytes, stored_bytes, record_bytes, evictions, corrupt_purges;
+} suc_counters;
+
 typedef enum suc_op_kind {
     SUC_OP_PUT = 1,
     SUC_OP_REMOVE,          /* one (key, variant), or every variant when variant_all */
@@ -112,6 +117,7 @@ typedef struct suc_op {
     uint64_t expect_version;
     /* results */
     int rc;
+    int op_rc;        /* this operation alone was refused (e.g. hard cap); detail in err */
     uint64_t version;
     uint64_t removed;
     uint8_t *dead_ids; size_t dead_count, dead_cap; /* body files to unlink after commit */
@@ -125,10 +131,20 @@ typedef struct suc_op {
 int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
 void suc_op_release(suc_op *op);
 
-/* Removes the entry at `ikey` inside `txn` (record, both time indexes, counters), collecting its
- * body id into `op`. MDB_NOTFOUND when there is none. */
-int suc_index_delete_entry(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
-                           suc_op *op, suc_error *err);
+/* Removes the entry at `ikey` inside `txn` (record, both time indexes), adding its sizes to
+ * `delta` (negatively) and its body id to `op` (may be NULL). MDB_NOTFOUND when there is none. */
+int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
+                     suc_counters *delta, suc_error *err);
+/* Inserts op->record at op->ikey (replacing any entry), assigning the next version. */
+int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                  suc_error *err);
+int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
+                        suc_counters *d, uint64_t *out_evicted, suc_error *err);
+/* Purges ikey if its record is still `version` (0: still undecodable). A write; rare. */
+void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version);
+/* Copies the record at ikey out of a short read transaction (malloc'd). */
+int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out,
+                          size_t *len, suc_error *err);
 
 /* ---- the cache handle (cache.c) --------------------------------------------------------- */
 
@@ -140,10 +156,6 @@ typedef struct suc_touch {
     int64_t when_ms;
 } suc_touch;
 
-/* Counter deltas not yet written (usage statistics that hits must not write themselves). */
-typedef struct suc_counters {
-    int64_t entries, body_bytes, stored_bytes, record_bytes;
-} suc_counters;
 
 struct suc_cache {
     /* registry (one handle per directory per process; lmdb.h caveat) */
@@ -199,6 +211,8 @@ int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, 
 
 /* Counters in the meta table, adjusted inside a write transaction. */
 int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err);
+int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
+int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value);
 int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err);
 
 /* Queues a last-use update for later (hits never write). */

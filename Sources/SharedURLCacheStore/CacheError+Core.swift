@@ -20,7 +20,9 @@ extension CacheError.Code {
         case SUC_EFORKED: self = .usedAfterFork
         case SUC_EINDEX: self = .index
         case SUC_EREADERS: self = .readersFull
-        case SUC_EINJECTED: self = .io
+        case SUC_EINJECTED: self = .io // an injected fault without errno (tests only)
+        case SUC_EBUSY: self = .busy
+        case SUC_ECAPACITY: self = .overCapacity
         default: self = CacheError.Code("core(\(rc))")
         }
     }

@@ -48,6 +48,10 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static let index = Code("index")
         /// No free reader slot in the index, even after clearing stale ones.
         public static let readersFull = Code("readersFull")
+        /// Another compaction holds the directory's maintenance lock.
+        public static let busy = Code("busy")
+        /// The store would pass the hard capacity even after a bounded eviction.
+        public static let overCapacity = Code("overCapacity")
     }
 
     /// What the operating system or a library reported underneath.

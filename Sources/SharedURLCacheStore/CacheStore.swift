@@ -49,6 +49,7 @@ public final class CacheStore: @unchecked Sendable {
         let touchMillis = configuration.touchInterval.components.seconds * 1000
             + configuration.touchInterval.components.attoseconds / 1_000_000_000_000_000
         options.touch_interval_ms = UInt32(clamping: max(touchMillis, 1))
+        options.hard_cap_bytes = configuration.hardCapacityBytes.map { UInt64(max($0, 1)) } ?? 0
         var detail = suc_error()
         var handle: OpaquePointer?
         let rc = suc_cache_open(directory, &options, &handle, &detail)
@@ -226,7 +227,8 @@ public final class CacheStore: @unchecked Sendable {
             entries: Int(stats.entries), bodyBytes: Int(stats.body_bytes), storedBytes: Int(stats.stored_bytes),
             recordBytes: Int(stats.record_bytes), indexMapBytes: Int(stats.map_size),
             indexUsedBytes: Int(stats.map_used), readerSlotsUsed: Int(stats.readers_used),
-            readerSlotsMax: Int(stats.readers_max))
+            readerSlotsMax: Int(stats.readers_max), evictions: Int(stats.evictions),
+            corruptPurges: Int(stats.corrupt_purges))
     }
 
     /// Writes pending last-use times (hits never write themselves).

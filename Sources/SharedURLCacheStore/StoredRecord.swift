@@ -67,4 +67,8 @@ public struct StoreStatistics: Sendable, Hashable {
     public var indexUsedBytes: Int
     public var readerSlotsUsed: Int
     public var readerSlotsMax: Int
+    /// Entries removed by compaction or the hard cap, ever (shared by every process).
+    public var evictions: Int
+    /// Entries purged because their data failed a check, ever.
+    public var corruptPurges: Int
 }

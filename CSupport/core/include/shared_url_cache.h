@@ -58,6 +58,8 @@ extern "C" {
 #define SUC_EINDEX (-31014)        /* any other LMDB failure (see suc_error.lib_rc) */
 #define SUC_EREADERS (-31015)      /* no free reader slot even after clearing stale ones */
 #define SUC_EINJECTED (-31016)     /* reserved for tests: an injected fault with no errno */
+#define SUC_EBUSY (-31017)         /* another compaction holds the directory's maintenance lock */
+#define SUC_ECAPACITY (-31018)     /* the store would exceed the hard capacity even after eviction */
 
 /* Detail about a failure. `op` names the failing operation (static string). */
 typedef struct suc_error {
@@ -98,6 +100,9 @@ typedef struct suc_options {
     uint32_t max_readers;         /* LMDB reader slots; 0 = 1024 */
     int compression_level;        /* zlib level 1…9; 0 = 1 (fastest) */
     uint32_t touch_interval_ms;   /* last-use times are updated at most this often; 0 = 60000 */
+    uint64_t hard_cap_bytes;      /* online cap on stored + record bytes; 0 = none. A store that
+                                     would pass it first evicts least-recently-used entries (at
+                                     most 64, in the same commit); if still over: SUC_ECAPACITY */
 } suc_options;
 
 #define SUC_INLINE_NEVER UINT32_MAX
@@ -247,10 +252,77 @@ typedef struct suc_stats {
     uint64_t map_used;        /* bytes of the map in use (last page × page size) */
     uint32_t readers_used;
     uint32_t readers_max;
+    uint64_t evictions;       /* entries removed by compaction or the hard cap, ever */
+    uint64_t corrupt_purges;  /* entries purged because a check failed, ever */
 } suc_stats;
 
 /* Counters, kept exact in the same transaction as every change. */
 int suc_cache_stats(suc_cache *cache, suc_stats *out, suc_error *err);
+
+/* ---- Maintenance (compaction, verification, listing) ----------------------------------- */
+
+/* Walks every entry in index order, in read transactions of at most `batch` entries (so no
+ * reader pins old pages for long); `fn` runs outside any transaction with the record only (no
+ * body; body == NULL). Entries whose record is unreadable are counted in `out_unreadable` and
+ * skipped. Returning non-zero from `fn` stops the walk. */
+typedef int (*suc_scan_fn)(void *ctx, const suc_entry_view *view);
+int suc_scan(suc_cache *cache, uint32_t batch, suc_scan_fn fn, void *ctx, uint64_t *out_unreadable,
+             suc_error *err);
+
+typedef struct suc_compact_params {
+    uint64_t target_bytes;     /* evict by least recent use until stored + record bytes <= this;
+                                  UINT64_MAX = no size target */
+    int64_t unused_before_ms;  /* also evict entries last used before this time; 0 = none */
+    uint64_t grace_ms;         /* orphan body files and temp files older than this are removed */
+    uint32_t batch;            /* entries per write transaction; 0 = 1000 */
+    int dry_run;               /* count what would go, change nothing */
+    int wait_for_lock;         /* wait for a running compaction instead of SUC_EBUSY */
+    /* progress: called between transactions with entries evicted so far (may be NULL) */
+    void (*progress)(void *ctx, uint64_t evicted_entries, uint64_t evicted_bytes);
+    void *progress_ctx;
+} suc_compact_params;
+
+typedef struct suc_compact_report {
+    uint64_t evicted_entries;
+    uint64_t evicted_bytes;    /* stored + record bytes freed */
+    uint64_t expired_entries;  /* of those, evicted for unused_before_ms */
+    uint64_t orphan_files;
+    uint64_t orphan_bytes;
+    uint64_t temp_files;
+    uint64_t stray_index_keys; /* time-index keys whose record is gone */
+    uint64_t transactions;
+} suc_compact_report;
+
+/*
+ * Holds the directory to a size while services keep using it (`urlcache compact` from cron).
+ * Eviction walks the last-use index oldest first in write transactions of `batch` entries and
+ * unlinks bodies only after each commit (delete order), so live writers wait at most one batch.
+ * Orphans — body files no record refers to, temp files of crashed writers — are removed only
+ * when older than `grace_ms`, so an in-flight store is never touched. An advisory lock on
+ * DIR/compact.lock keeps two compactions from overlapping (SUC_EBUSY, or wait).
+ */
+int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_report *out,
+                suc_error *err);
+
+typedef struct suc_verify_report {
+    uint64_t entries;          /* records checked */
+    uint64_t unreadable_records;
+    uint64_t missing_bodies;
+    uint64_t damaged_bodies;   /* wrong size, header, checksum or stream */
+    uint64_t orphan_files;     /* body files no record refers to (any age) */
+    uint64_t temp_files;
+    uint64_t stray_index_keys;
+    uint64_t repaired;         /* with fix: entries purged + files removed + keys dropped */
+    int counters_match;        /* the meta counters equal the sums over the records */
+    int rebuilt;               /* with rebuild: records restored from body files */
+} suc_verify_report;
+
+#define SUC_VERIFY_FIX 0x1u      /* purge damaged entries, remove orphans, recompute counters */
+#define SUC_VERIFY_BODIES 0x2u   /* read and check every body (slow), not only sizes and headers */
+#define SUC_VERIFY_REBUILD 0x4u  /* restore records from body files whose record is missing */
+
+/* Checks the index against the body files both ways (cacache verify, diskcache check(fix:)). */
+int suc_verify(suc_cache *cache, uint32_t flags, suc_verify_report *out, suc_error *err);
 
 /* ---- Testing hooks --------------------------------------------------------------------- */
 

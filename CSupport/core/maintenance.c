@@ -1,0 +1,645 @@
+/*
+ * maintenance.c — walking, compacting and verifying a live cache directory.
+ *
+ * Everything here runs while services keep using the directory: reads happen in short read
+ * transactions of at most one batch, writes in write transactions of at most one batch, body
+ * files are unlinked only after the commit that dropped their record, and a file is treated as
+ * an orphan only when no record refers to it AND it is older than a grace period (a store
+ * renames its body into place just before its commit).
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_BATCH 1000
+
+/* ---- walking the main table in batches ---------------------------------------------- */
+
+typedef struct raw_item {
+    uint8_t ikey[SUC_IKEY_LEN];
+    uint8_t *record;
+    size_t len;
+} raw_item;
+
+/* Copies up to `max` records after `after` (or from the start) out of one read transaction. */
+static int read_batch(suc_cache *c, const uint8_t *after, raw_item *items, size_t max, size_t *count,
+                      suc_error *err) {
+    *count = 0;
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) {
+        suc_rtxn_end(c, txn);
+        return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+    }
+    MDB_val k = {SUC_IKEY_LEN, (void *)after}, v;
+    mrc = after ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    if (mrc == 0 && after && k.mv_size == SUC_IKEY_LEN && memcmp(k.mv_data, after, SUC_IKEY_LEN) == 0)
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    for (; mrc == 0 && *count < max; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN) continue;
+        raw_item *it = &items[*count];
+        it->record = malloc(v.mv_size ? v.mv_size : 1);
+        if (!it->record) {
+            rc = suc_fail(err, SUC_ENOMEM, "malloc(scan)", ENOMEM, 0, "out of memory");
+            break;
+        }
+        memcpy(it->ikey, k.mv_data, SUC_IKEY_LEN);
+        memcpy(it->record, v.mv_data, v.mv_size);
+        it->len = v.mv_size;
+        (*count)++;
+    }
+    if (!rc && mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get", mrc);
+    mdb_cursor_close(cur);
+    suc_rtxn_end(c, txn);
+    return rc;
+}
+
+static void free_batch(raw_item *items, size_t n) {
+    for (size_t i = 0; i < n; i++) free(items[i].record);
+}
+
+static void view_from_record(const suc_record *r, size_t len, suc_entry_view *vw) {
+    memset(vw, 0, sizeof *vw);
+    vw->key = r->key; vw->key_len = r->key_len;
+    vw->variant = r->variant; vw->variant_len = r->variant_len;
+    vw->partition = r->partition; vw->partition_len = r->partition_len;
+    vw->head = r->head; vw->head_len = r->head_len;
+    vw->user_info = r->user_info; vw->user_info_len = r->user_info_len;
+    vw->body_size = r->body_size;
+    vw->stored_size = (r->flags & SUC_REC_INLINE) ? r->stored_size : SUC_BODY_HEADER_LEN + r->stored_size + len;
+    vw->version = r->version;
+    vw->stored_at_ms = r->stored_at_ms;
+    vw->last_used_ms = r->last_used_ms;
+    vw->app_flags = r->app_flags;
+    vw->flags = ((r->flags & SUC_REC_INLINE) ? SUC_ENTRY_INLINE : 0) | ((r->flags & SUC_REC_RAW) ? SUC_ENTRY_RAW : 0);
+}
+
+int suc_scan(suc_cache *c, uint32_t batch, suc_scan_fn fn, void *ctx, uint64_t *out_unreadable, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!fn) return suc_fail(err, SUC_EINVAL, "suc_scan", 0, 0, "fn is required");
+    if (!batch) batch = DEFAULT_BATCH;
+    raw_item *items = calloc(batch, sizeof *items);
+    if (!items) return suc_fail(err, SUC_ENOMEM, "calloc(scan)", ENOMEM, 0, "out of memory");
+    uint8_t last[SUC_IKEY_LEN];
+    int have_last = 0, stop = 0;
+    uint64_t unreadable = 0;
+    while (!rc && !stop) {
+        size_t n = 0;
+        rc = read_batch(c, have_last ? last : NULL, items, batch, &n, err);
+        for (size_t i = 0; !rc && !stop && i < n; i++) {
+            suc_record r;
+            if (suc_record_decode(items[i].record, items[i].len, &r)) {
+                unreadable++;
+                continue;
+            }
+            suc_entry_view vw;
+            view_from_record(&r, items[i].len, &vw);
+            stop = fn(ctx, &vw) != 0;
+        }
+        if (n) {
+            memcpy(last, items[n - 1].ikey, SUC_IKEY_LEN);
+            have_last = 1;
+        }
+        free_batch(items, n);
+        if (n < batch) break;
+    }
+    free(items);
+    if (out_unreadable) *out_unreadable = unreadable;
+    return rc;
+}
+
+/* ---- body files: is this one referenced? --------------------------------------------- */
+
+static int hexval(char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    return -1;
+}
+
+/* Parses "<32 hex>" into an id; 0 when the name is not one of ours. */
+static int parse_id(const char *name, uint8_t id[SUC_BODY_ID_LEN]) {
+    if (strlen(name) != 2 * SUC_BODY_ID_LEN) return 0;
+    for (int i = 0; i < SUC_BODY_ID_LEN; i++) {
+        int hi = hexval(name[2 * i]), lo = hexval(name[2 * i + 1]);
+        if (hi < 0 || lo < 0) return 0;
+        id[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 1;
+}
+
+typedef enum file_state { FILE_REFERENCED, FILE_ORPHAN_RESTORABLE, FILE_ORPHAN } file_state;
+
+/* Reads the record copy at the end of a body file and asks the index whether that record still
+ * points at this very file. `out_record` (may be NULL) receives the trailer when restorable. */
+static file_state classify_body(suc_cache *c, int dirfd, const char *name, const uint8_t id[SUC_BODY_ID_LEN],
+                                uint8_t **out_record, size_t *out_len) {
+    file_state state = FILE_ORPHAN;
+    uint8_t header[SUC_BODY_HEADER_LEN], *meta = NULL, *indexed = NULL;
+    int fd = suc_os_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    struct stat st;
+    if (fd < 0 || suc_os_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) goto out;
+    if (suc_os_pread_full(fd, header, sizeof header, 0) != (ssize_t)sizeof header) goto out;
+    uint64_t stored = suc_get_u64(header + 16);
+    uint32_t meta_len = suc_get_u32(header + 28);
+    if (memcmp(header + 32, id, SUC_BODY_ID_LEN) != 0 || meta_len > (64u << 20) ||
+        (uint64_t)st.st_size != SUC_BODY_HEADER_LEN + stored + meta_len)
+        goto out;
+    meta = malloc(meta_len ? meta_len : 1);
+    if (!meta || suc_os_pread_full(fd, meta, meta_len, (off_t)(SUC_BODY_HEADER_LEN + stored)) != (ssize_t)meta_len)
+        goto out;
+    suc_record r;
+    if (suc_record_decode(meta, meta_len, &r) || memcmp(r.body_id, id, SUC_BODY_ID_LEN) != 0) goto out;
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, ikey);
+    size_t ilen = 0;
+    int rc = suc_index_read_record(c, ikey, &indexed, &ilen, NULL);
+    if (rc == SUC_OK) {
+        suc_record ir;
+        if (suc_record_decode(indexed, ilen, &ir) == SUC_OK && !(ir.flags & SUC_REC_INLINE) &&
+            memcmp(ir.body_id, id, SUC_BODY_ID_LEN) == 0)
+            state = FILE_REFERENCED;
+    } else if (rc == SUC_ENOTFOUND) {
+        state = FILE_ORPHAN_RESTORABLE;
+        if (out_record) {
+            *out_record = meta;
+            *out_len = meta_len;
+            meta = NULL;
+        }
+    }
+out:
+    suc_os_close(fd);
+    free(meta);
+    free(indexed);
+    return state;
+}
+
+typedef struct sweep_result {
+    uint64_t orphans, orphan_bytes, temps, restored;
+} sweep_result;
+
+typedef struct restore_ctx {
+    uint8_t *record;
+    size_t len;
+} restore_ctx;
+
+static int restore_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    restore_ctx *ctx = vctx;
+    suc_op op = {0};
+    op.kind = SUC_OP_PUT;
+    op.record = ctx->record;
+    op.record_len = ctx->len;
+    suc_record r;
+    if (suc_record_decode(ctx->record, ctx->len, &r)) return SUC_ECORRUPT;
+    suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, op.ikey);
+    MDB_val k = {SUC_IKEY_LEN, op.ikey}, v;
+    if (mdb_get(txn, c->dbi_main, &k, &v) == 0) return SUC_OK; /* someone stored it meanwhile */
+    suc_record_patch_last_used(ctx->record, suc_os_now_ms());
+    suc_counters d = {0};
+    uint64_t seq = 0;
+    int rc = suc_meta_next_version(c, txn, &seq, err);
+    if (rc) return rc;
+    seq--;
+    rc = suc_index_put(c, txn, &op, &d, &seq, err);
+    if (!rc) rc = suc_meta_put(c, txn, "seq", seq) ? SUC_EINDEX : SUC_OK;
+    if (!rc) rc = suc_meta_add_counters(c, txn, &d, err);
+    suc_op_release(&op);
+    return rc;
+}
+
+/* Walks bodies/xx/ and tmp/. Orphans older than `grace_ms` are removed when `remove`; with
+ * `restore`, an orphan whose record is missing from the index gets it back instead. */
+static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore, sweep_result *res,
+                       suc_error *err) {
+    int64_t cutoff = suc_os_now_ms() - (int64_t)grace_ms;
+    for (int i = 0; i < 257; i++) {
+        char sub[4];
+        int is_tmp = i == 256;
+        if (!is_tmp) snprintf(sub, sizeof sub, "%02x", i);
+        int dirfd = is_tmp ? dup(c->tmpfd) : suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        if (dirfd < 0) continue;
+        int listfd = dup(dirfd);
+        DIR *d = listfd >= 0 ? fdopendir(listfd) : NULL;
+        if (!d) {
+            if (listfd >= 0) close(listfd);
+            suc_os_close(dirfd);
+            return suc_fail_errno(err, "fdopendir", errno);
+        }
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            struct stat st;
+            if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+            int64_t mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+            int old = mtime_ms <= cutoff;
+            if (is_tmp) {
+                res->temps++;
+                if (remove && old) (void)suc_os_unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+                continue;
+            }
+            uint8_t id[SUC_BODY_ID_LEN];
+            file_state state = FILE_ORPHAN;
+            uint8_t *trailer = NULL;
+            size_t trailer_len = 0;
+            if (parse_id(de->d_name, id) && S_ISREG(st.st_mode))
+                state = classify_body(c, dirfd, de->d_name, id, restore ? &trailer : NULL, &trailer_len);
+            if (state == FILE_REFERENCED) continue;
+            if (restore && trailer) {
+                restore_ctx rctx = {trailer, trailer_len};
+                if (suc_write_txn(c, restore_apply, NULL, &rctx, NULL) == SUC_OK) res->restored++;
+                free(trailer);
+                continue;
+            }
+            free(trailer);
+            res->orphans++;
+            res->orphan_bytes += (uint64_t)st.st_size;
+            if (remove && old) (void)suc_os_unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+        }
+        closedir(d);
+        suc_os_close(dirfd);
+    }
+    return SUC_OK;
+}
+
+/* ---- compaction ---------------------------------------------------------------------- */
+
+static int take_lock(suc_cache *c, int wait, int *out_fd, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, "compact.lock", O_RDWR | O_CREAT | O_NOFOLLOW, 0660);
+    if (fd < 0) return suc_fail_errno(err, "openat(compact.lock)", errno);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
+    int rc;
+    do {
+        rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        int e = errno;
+        suc_os_close(fd);
+        if (e == EWOULDBLOCK)
+            return suc_fail(err, SUC_EBUSY, "flock(compact.lock)", e, 0, "another compaction is running");
+        return suc_fail_errno(err, "flock(compact.lock)", e);
+    }
+    *out_fd = fd;
+    return SUC_OK;
+}
+
+/* UINT64_MAX (or anything past INT64_MAX) means "no size target". */
+static int over_target(int64_t total, uint64_t target) {
+    return target <= (uint64_t)INT64_MAX && total > (int64_t)target;
+}
+
+typedef struct evict_ctx {
+    const suc_compact_params *p;
+    suc_op op;
+    uint64_t evicted, expired, strays, freed;
+    int done;
+} evict_ctx;
+
+static void evict_reset(void *vctx) {
+    evict_ctx *ctx = vctx;
+    ctx->op.dead_count = 0;
+    ctx->evicted = ctx->expired = ctx->strays = ctx->freed = 0;
+    ctx->done = 0;
+}
+
+/* One batch: walk by_use oldest first while over the target or older than the cutoff. */
+static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    evict_ctx *ctx = vctx;
+    const suc_compact_params *p = ctx->p;
+    uint32_t batch = p->batch ? p->batch : DEFAULT_BATCH;
+    uint64_t stored = 0, records = 0;
+    suc_meta_get(c, txn, "stored_bytes", &stored);
+    suc_meta_get(c, txn, "record_bytes", &records);
+    int64_t total = (int64_t)(stored + records);
+    suc_counters d = {0};
+    ctx->done = 1;
+    for (uint32_t n = 0; n < batch;) {
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+        if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+        MDB_val k, v;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+        uint8_t t[SUC_TKEY_LEN];
+        int ok = mrc == 0 && k.mv_size == SUC_TKEY_LEN;
+        if (ok) memcpy(t, k.mv_data, SUC_TKEY_LEN);
+        mdb_cursor_close(cur);
+        if (mrc == MDB_NOTFOUND) break;
+        if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
+        if (!ok) break;
+        int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
+        if (!expired && !over_target(total, p->target_bytes)) break;
+        int64_t before = d.stored_bytes + d.record_bytes;
+        int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);
+        if (rc == MDB_NOTFOUND) {
+            MDB_val tk = {SUC_TKEY_LEN, t};
+            if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL))) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+            ctx->strays++;
+            continue;
+        }
+        if (rc) return rc;
+        int64_t freed = before - (d.stored_bytes + d.record_bytes);
+        total -= freed;
+        ctx->freed += (uint64_t)freed;
+        ctx->evicted++;
+        ctx->expired += expired;
+        n++;
+        if (n == batch) ctx->done = 0;
+    }
+    d.evictions = (int64_t)ctx->evicted;
+    return suc_meta_add_counters(c, txn, &d, err);
+}
+
+/* Dry run: the same walk over read transactions, counting only. */
+static int evict_dry_run(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    uint64_t stored = 0, records = 0;
+    suc_meta_get(c, txn, "stored_bytes", &stored);
+    suc_meta_get(c, txn, "record_bytes", &records);
+    int64_t total = (int64_t)(stored + records);
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    MDB_val k, v;
+    for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_TKEY_LEN) continue;
+        int expired = p->unused_before_ms && suc_tkey_time(k.mv_data) < p->unused_before_ms;
+        if (!expired && !over_target(total, p->target_bytes)) break;
+        MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+        suc_record r;
+        if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) {
+            out->stray_index_keys++;
+            continue;
+        }
+        int64_t freed = (int64_t)mv.mv_size + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
+                                               : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + mv.mv_size));
+        total -= freed;
+        out->evicted_entries++;
+        out->evicted_bytes += (uint64_t)freed;
+        out->expired_entries += expired;
+    }
+    mdb_cursor_close(cur);
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}
+
+int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!p || !out) return suc_fail(err, SUC_EINVAL, "suc_compact", 0, 0, "params and report are required");
+    memset(out, 0, sizeof *out);
+    int lockfd = -1;
+    if ((rc = take_lock(c, p->wait_for_lock, &lockfd, err))) return rc;
+    if (p->dry_run) {
+        rc = evict_dry_run(c, p, out, err);
+    } else {
+        for (;;) {
+            evict_ctx ctx = {0};
+            ctx.p = p;
+            rc = suc_write_txn(c, evict_apply, evict_reset, &ctx, err);
+            if (rc == SUC_OK) {
+                suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
+                out->evicted_entries += ctx.evicted;
+                out->evicted_bytes += ctx.freed;
+                out->expired_entries += ctx.expired;
+                out->stray_index_keys += ctx.strays;
+                out->transactions++;
+                if (p->progress) p->progress(p->progress_ctx, out->evicted_entries, out->evicted_bytes);
+            }
+            suc_op_release(&ctx.op);
+            if (rc || ctx.done) break;
+        }
+    }
+    if (rc == SUC_OK) {
+        sweep_result s = {0};
+        rc = sweep_files(c, p->grace_ms, !p->dry_run, 0, &s, err);
+        out->orphan_files = s.orphans;
+        out->orphan_bytes = s.orphan_bytes;
+        out->temp_files = s.temps;
+    }
+    flock(lockfd, LOCK_UN);
+    suc_os_close(lockfd);
+    return rc;
+}
+
+/* ---- verification -------------------------------------------------------------------- */
+
+/* Checks one file-backed body: size and header always, the whole stream with `full`. */
+static int check_body(suc_cache *c, const suc_record *r, size_t rec_len, int full) {
+    if (full) {
+        uint8_t *body = NULL;
+        int rc = suc_body_read(c, r, rec_len, &body, NULL);
+        free(body);
+        return rc;
+    }
+    char path[SUC_BODY_PATH_LEN];
+    suc_body_path(r->body_id, path);
+    int fd = suc_os_openat(c->bodiesfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
+    struct stat st;
+    uint8_t h[SUC_BODY_HEADER_LEN];
+    int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             (uint64_t)st.st_size == SUC_BODY_HEADER_LEN + r->stored_size + rec_len &&
+             suc_os_pread_full(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+             suc_get_u64(h + 8) == r->body_size && suc_get_u64(h + 16) == r->stored_size &&
+             suc_get_u32(h + 24) == r->body_crc && memcmp(h + 32, r->body_id, SUC_BODY_ID_LEN) == 0;
+    suc_os_close(fd);
+    return ok ? SUC_OK : SUC_ECORRUPT;
+}
+
+typedef struct recount_ctx {
+    suc_counters sums;
+} recount_ctx;
+
+static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    recount_ctx *ctx = vctx;
+    /* Recompute from the records inside this transaction, so the result is exact at commit. */
+    suc_counters s = {0};
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
+    MDB_val k, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        suc_record r;
+        s.entries++;
+        s.record_bytes += (int64_t)v.mv_size;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r)) continue;
+        s.body_bytes += (int64_t)r.body_size;
+        s.stored_bytes += (r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
+                                                     : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + v.mv_size);
+    }
+    mdb_cursor_close(cur);
+    ctx->sums = s;
+    if (suc_meta_put(c, txn, "entries", (uint64_t)s.entries) || suc_meta_put(c, txn, "body_bytes", (uint64_t)s.body_bytes) ||
+        suc_meta_put(c, txn, "stored_bytes", (uint64_t)s.stored_bytes) ||
+        suc_meta_put(c, txn, "record_bytes", (uint64_t)s.record_bytes))
+        return suc_fail(err, SUC_EINDEX, "mdb_put(meta)", 0, 0, "could not write counters");
+    return SUC_OK;
+}
+
+typedef struct stray_ctx {
+    MDB_dbi dbi;
+    uint8_t (*keys)[SUC_TKEY_LEN];
+    size_t n;
+    int use_time;
+} stray_ctx;
+
+/* Drops time-index keys that are still stray inside the write (the entry may have been stored
+ * again since the read). */
+static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    stray_ctx *ctx = vctx;
+    for (size_t i = 0; i < ctx->n; i++) {
+        MDB_val mk = {SUC_IKEY_LEN, ctx->keys[i] + 8}, mv;
+        suc_record r;
+        if (mdb_get(txn, c->dbi_main, &mk, &mv) == 0 && suc_record_decode(mv.mv_data, mv.mv_size, &r) == SUC_OK &&
+            (ctx->use_time ? r.last_used_ms : r.stored_at_ms) == suc_tkey_time(ctx->keys[i]))
+            continue;
+        MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
+        int mrc = mdb_del(txn, ctx->dbi, &tk, NULL);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time index)", mrc);
+    }
+    return SUC_OK;
+}
+
+/* Time-index keys must point at a record with that very time; strays are counted (and dropped
+ * with fix), one batch of keys per read transaction. */
+static int check_time_index(suc_cache *c, MDB_dbi dbi, int use_time, int fix, uint64_t *strays, suc_error *err) {
+    uint8_t last[SUC_TKEY_LEN];
+    int have_last = 0;
+    uint8_t (*bad)[SUC_TKEY_LEN] = malloc(DEFAULT_BATCH * SUC_TKEY_LEN);
+    if (!bad) return suc_fail(err, SUC_ENOMEM, "malloc", ENOMEM, 0, "out of memory");
+    int rc = SUC_OK;
+    for (;;) {
+        size_t nbad = 0, seen = 0;
+        MDB_txn *txn;
+        if ((rc = suc_rtxn_begin(c, &txn, err))) break;
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, dbi, &cur);
+        if (!mrc) {
+            MDB_val k = {SUC_TKEY_LEN, last}, v;
+            mrc = have_last ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+            if (mrc == 0 && have_last && k.mv_size == SUC_TKEY_LEN && !memcmp(k.mv_data, last, SUC_TKEY_LEN))
+                mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+            for (; mrc == 0 && seen < DEFAULT_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
+                if (k.mv_size != SUC_TKEY_LEN) continue;
+                memcpy(last, k.mv_data, SUC_TKEY_LEN);
+                have_last = 1;
+                MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+                suc_record r;
+                int stray = mdb_get(txn, c->dbi_main, &mk, &mv) != 0 ||
+                            suc_record_decode(mv.mv_data, mv.mv_size, &r) != SUC_OK ||
+                            (use_time ? r.last_used_ms : r.stored_at_ms) != suc_tkey_time(k.mv_data);
+                if (stray) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
+            }
+            mdb_cursor_close(cur);
+        }
+        suc_rtxn_end(c, txn);
+        *strays += nbad;
+        if (fix && nbad) {
+            stray_ctx ctx = {dbi, bad, nbad, use_time};
+            if ((rc = suc_write_txn(c, drop_strays_apply, NULL, &ctx, err))) break;
+        }
+        if (seen < DEFAULT_BATCH) break;
+    }
+    free(bad);
+    return rc;
+}
+
+int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!out) return suc_fail(err, SUC_EINVAL, "suc_verify", 0, 0, "report is required");
+    memset(out, 0, sizeof *out);
+    int fix = (flags & SUC_VERIFY_FIX) != 0;
+    raw_item *items = calloc(DEFAULT_BATCH, sizeof *items);
+    if (!items) return suc_fail(err, SUC_ENOMEM, "calloc", ENOMEM, 0, "out of memory");
+    suc_counters sums = {0};
+    uint8_t last[SUC_IKEY_LEN];
+    int have_last = 0;
+    /* Index → bodies. */
+    while (!rc) {
+        size_t n = 0;
+        rc = read_batch(c, have_last ? last : NULL, items, DEFAULT_BATCH, &n, err);
+        for (size_t i = 0; !rc && i < n; i++) {
+            suc_record r;
+            uint8_t expect[SUC_IKEY_LEN];
+            out->entries++;
+            sums.entries++;
+            sums.record_bytes += (int64_t)items[i].len;
+            if (suc_record_decode(items[i].record, items[i].len, &r) != SUC_OK ||
+                (suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, expect),
+                 memcmp(expect, items[i].ikey, SUC_IKEY_LEN) != 0)) {
+                out->unreadable_records++;
+                if (fix) {
+                    suc_index_purge_if(c, items[i].ikey, 0);
+                    out->repaired++;
+                }
+                continue;
+            }
+            sums.body_bytes += (int64_t)r.body_size;
+            sums.stored_bytes += (r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
+                                 : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + items[i].len);
+            int brc = SUC_OK;
+            if (r.flags & SUC_REC_INLINE) {
+                if (flags & SUC_VERIFY_BODIES) {
+                    uint8_t *body = NULL;
+                    brc = suc_body_read(c, &r, 0, &body, NULL);
+                    free(body);
+                }
+            } else {
+                brc = check_body(c, &r, items[i].len, (flags & SUC_VERIFY_BODIES) != 0);
+            }
+            if (brc == SUC_ENOTFOUND) out->missing_bodies++;
+            else if (brc) out->damaged_bodies++;
+            if (brc && fix) {
+                suc_index_purge_if(c, items[i].ikey, r.version);
+                out->repaired++;
+            }
+        }
+        if (n) {
+            memcpy(last, items[n - 1].ikey, SUC_IKEY_LEN);
+            have_last = 1;
+        }
+        free_batch(items, n);
+        if (n < DEFAULT_BATCH) break;
+    }
+    free(items);
+    /* Time indexes → index. */
+    uint64_t strays = 0;
+    if (!rc) rc = check_time_index(c, c->dbi_by_time, 0, fix, &strays, err);
+    if (!rc) rc = check_time_index(c, c->dbi_by_use, 1, fix, &strays, err);
+    out->stray_index_keys = strays;
+    if (fix) out->repaired += strays;
+    /* Bodies → index: orphans (any age counts; fix removes those past a 10-minute grace). */
+    if (!rc) {
+        sweep_result s = {0};
+        rc = sweep_files(c, 10 * 60 * 1000, fix, (flags & SUC_VERIFY_REBUILD) != 0, &s, err);
+        out->orphan_files = s.orphans;
+        out->temp_files = s.temps;
+        out->rebuilt = (int)s.restored;
+    }
+    /* Counters. */
+    if (!rc) {
+        suc_stats st;
+        rc = suc_cache_stats(c, &st, err);
+        out->counters_match = !rc && st.entries == (uint64_t)sums.entries && st.body_bytes == (uint64_t)sums.body_bytes &&
+                              st.stored_bytes == (uint64_t)sums.stored_bytes && st.record_bytes == (uint64_t)sums.record_bytes;
+        if (!rc && (fix || out->rebuilt) ) {
+            recount_ctx rctx = {0};
+            rc = suc_write_txn(c, recount_apply, NULL, &rctx, err);
+        }
+    }
+    return rc;
+}

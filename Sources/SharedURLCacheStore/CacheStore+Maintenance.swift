@@ -1,0 +1,135 @@
+import CSharedURLCache
+import Foundation
+
+/// What a compaction should do.
+public struct CompactionPolicy: Sendable, Hashable {
+    /// Evict least-recently-used entries until entries take at most this many bytes (bodies +
+    /// records); `nil`: no size target.
+    public var targetBytes: Int?
+    /// Also evict entries not used since this date.
+    public var unusedBefore: Date?
+    /// Orphan body files and temp files younger than this are left alone (an in-flight store).
+    public var gracePeriod: Duration = .seconds(600)
+    /// Entries per write transaction: live writers wait at most one batch.
+    public var batchSize = 1000
+    public var dryRun = false
+    /// Wait for a running compaction instead of failing with `.busy`.
+    public var waitForLock = false
+
+    public init(targetBytes: Int? = nil, unusedBefore: Date? = nil) {
+        self.targetBytes = targetBytes
+        self.unusedBefore = unusedBefore
+    }
+}
+
+/// What a compaction did (or, in a dry run, would do).
+public struct CompactionReport: Sendable, Hashable, Codable {
+    public var evictedEntries: Int
+    public var evictedBytes: Int
+    public var expiredEntries: Int
+    public var orphanFiles: Int
+    public var orphanBytes: Int
+    public var tempFiles: Int
+    public var strayIndexKeys: Int
+    public var transactions: Int
+}
+
+/// What a verification found (and, with `fix`, repaired).
+public struct VerificationReport: Sendable, Hashable, Codable {
+    public var entries: Int
+    public var unreadableRecords: Int
+    public var missingBodies: Int
+    public var damagedBodies: Int
+    public var orphanFiles: Int
+    public var tempFiles: Int
+    public var strayIndexKeys: Int
+    public var repaired: Int
+    public var countersMatch: Bool
+    public var rebuiltEntries: Int
+
+    /// Damage that `fix` repairs (orphans and temp files of running stores are not damage).
+    public var isDamaged: Bool {
+        unreadableRecords + missingBodies + damagedBodies + strayIndexKeys > 0 || !countersMatch
+    }
+}
+
+
+extension CacheStore {
+    /// Walks every entry (record only, no body) in read transactions of `batchSize` entries;
+    /// `body` runs outside any transaction and returns `false` to stop.
+    /// - Returns: the number of unreadable records skipped.
+    /// The corresponding C function is `suc_scan`.
+    @discardableResult
+    public func forEachRecord(batchSize: Int = 1000, _ body: (StoredRecord) -> Bool) throws(CacheError) -> Int {
+        try withoutActuallyEscaping(body) { (body) throws(CacheError) -> Int in
+            final class Box { let body: (StoredRecord) -> Bool; init(_ b: @escaping (StoredRecord) -> Bool) { body = b } }
+            let box = Box(body)
+            var detail = suc_error()
+            var unreadable: UInt64 = 0
+            let rc = withHandle { handle in
+                suc_scan(handle, UInt32(clamping: max(batchSize, 1)), { ctx, view in
+                    let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
+                    return box.body(StoredRecord(view!.pointee, includesBody: false)) ? 0 : 1
+                }, Unmanaged.passUnretained(box).toOpaque(), &unreadable, &detail)
+            }
+            guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+            return Int(unreadable)
+        }
+    }
+
+    /// Evicts and sweeps while services keep running (see ``CompactionPolicy``).
+    /// - Parameter progress: called between transactions with (entries, bytes) evicted so far.
+    /// - Throws: `.busy` when another compaction runs (unless `waitForLock`).
+    /// The corresponding C function is `suc_compact`.
+    public func compact(_ policy: CompactionPolicy, progress: ((Int, Int) -> Void)? = nil) throws(CacheError) -> CompactionReport {
+        final class Box { let progress: ((Int, Int) -> Void)?; init(_ p: ((Int, Int) -> Void)?) { progress = p } }
+        let box = Box(progress)
+        var params = suc_compact_params()
+        params.target_bytes = policy.targetBytes.map { UInt64(max($0, 0)) } ?? UInt64.max
+        params.unused_before_ms = policy.unusedBefore.map { CacheStore.milliseconds($0) } ?? 0
+        let grace = policy.gracePeriod.components
+        params.grace_ms = UInt64(max(0, grace.seconds * 1000 + grace.attoseconds / 1_000_000_000_000_000))
+        params.batch = UInt32(clamping: max(policy.batchSize, 1))
+        params.dry_run = policy.dryRun ? 1 : 0
+        params.wait_for_lock = policy.waitForLock ? 1 : 0
+        if progress != nil {
+            params.progress = { ctx, entries, bytes in
+                Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue().progress?(Int(entries), Int(bytes))
+            }
+        }
+        params.progress_ctx = Unmanaged.passUnretained(box).toOpaque()
+        var report = suc_compact_report()
+        var detail = suc_error()
+        let rc = withExtendedLifetime(box) { withHandle { suc_compact($0, &params, &report, &detail) } }
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+        return CompactionReport(
+            evictedEntries: Int(report.evicted_entries), evictedBytes: Int(report.evicted_bytes),
+            expiredEntries: Int(report.expired_entries), orphanFiles: Int(report.orphan_files),
+            orphanBytes: Int(report.orphan_bytes), tempFiles: Int(report.temp_files),
+            strayIndexKeys: Int(report.stray_index_keys), transactions: Int(report.transactions))
+    }
+
+    /// Checks the index against the body files both ways.
+    /// - Parameters:
+    ///   - fix: purge damaged entries, drop stray index keys, remove orphans older than 10 min,
+    ///     recompute the counters.
+    ///   - checkBodies: read and check every body (slow), not only sizes and headers.
+    ///   - rebuild: restore records from body files whose record is missing (after index loss).
+    /// The corresponding C function is `suc_verify`.
+    public func verify(fix: Bool = false, checkBodies: Bool = false, rebuild: Bool = false) throws(CacheError) -> VerificationReport {
+        var flags: UInt32 = 0
+        if fix { flags |= UInt32(SUC_VERIFY_FIX) }
+        if checkBodies { flags |= UInt32(SUC_VERIFY_BODIES) }
+        if rebuild { flags |= UInt32(SUC_VERIFY_REBUILD) }
+        var report = suc_verify_report()
+        var detail = suc_error()
+        let rc = withHandle { suc_verify($0, flags, &report, &detail) }
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+        return VerificationReport(
+            entries: Int(report.entries), unreadableRecords: Int(report.unreadable_records),
+            missingBodies: Int(report.missing_bodies), damagedBodies: Int(report.damaged_bodies),
+            orphanFiles: Int(report.orphan_files), tempFiles: Int(report.temp_files),
+            strayIndexKeys: Int(report.stray_index_keys), repaired: Int(report.repaired),
+            countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt))
+    }
+}

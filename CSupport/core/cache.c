@@ -135,7 +135,7 @@ static int check_empty_or_ours(int rootfd, const char *path, suc_error *err) {
 }
 
 /* mkdirat + fchmod(2770) when we created it, so the umask cannot take the group's access. */
-static int make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
+int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
     int created = suc_os_mkdirat(dirfd, name, 02770) == 0;
     if (!created && errno != EEXIST) return suc_fail_errno(err, "mkdirat", errno);
     int fd = suc_os_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
@@ -568,14 +568,17 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     c->ino = st.st_ino;
     c->rootfd = rootfd;
     rootfd = -1;
-    if ((rc = make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
-        (rc = make_dir(c->rootfd, "tmp", &c->tmpfd, err)))
+    struct stat bst;
+    int fresh_bodies = fstatat(c->rootfd, "bodies", &bst, AT_SYMLINK_NOFOLLOW) != 0;
+    if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
+        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)))
         goto out;
-    /* All 256 fan-out directories up front, so no store pays for a mkdir. */
-    for (int i = 0; i < 256; i++) {
+    /* All 256 fan-out directories up front when the cache is new, so no store pays for a
+     * mkdir; one that goes missing later is made again by the store that needs it. */
+    for (int i = 0; fresh_bodies && i < 256; i++) {
         char sub[3];
         snprintf(sub, sizeof sub, "%02x", i);
-        if ((rc = make_dir(c->bodiesfd, sub, NULL, err))) goto out;
+        if ((rc = suc_make_dir(c->bodiesfd, sub, NULL, err))) goto out;
     }
     if ((rc = prepare_file(c->rootfd, "index.lmdb", err)) ||
         (rc = prepare_file(c->rootfd, "index.lmdb-lock", err)))

@@ -196,6 +196,9 @@ struct suc_cache {
     size_t touch_count;
 };
 
+/* mkdirat + fchmod(2770) when we created it (the umask cannot take the group's access). */
+int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err);
+
 /* Fails with SUC_EFORKED when called in a child of the process that opened `c`. */
 int suc_cache_check_fork(suc_cache *c, suc_error *err);
 

@@ -47,6 +47,10 @@ void suc_debug_fault_clear_all(void) {
     g_fault_any = 0;
 }
 
+int suc_debug_fault_tripped(int op) {
+    return op >= 0 && op < SUC_FAULT_COUNT && g_faults[op].tripped;
+}
+
 int suc_os_fault(int op) {
     if (!g_fault_any) return 0;
     fault_slot *s = &g_faults[op];

@@ -283,7 +283,13 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         suc_os_close(w->fd);
         w->fd = -1;
         suc_body_path(w->id, final_path);
-        if (suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) < 0) {
+        int renamed = suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) == 0;
+        if (!renamed && errno == ENOENT) { /* its fan-out directory went missing: make it again */
+            char sub[3] = {final_path[0], final_path[1], '\0'};
+            if (suc_make_dir(c->bodiesfd, sub, NULL, NULL) == SUC_OK)
+                renamed = suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) == 0;
+        }
+        if (!renamed) {
             rc = suc_fail_errno(err, "renameat(body)", errno);
             (void)suc_os_unlinkat(c->tmpfd, w->tmp_name, 0);
             goto out;

@@ -357,3 +357,21 @@ extension CacheStore {
         return Array(UnsafeBufferPointer(start: out, count: length))
     }
 }
+
+/// Fault injection for tests (RELIABILITY T14): the operations the C core can be made to fail.
+public enum InjectedFault: Int32, CaseIterable, Sendable {
+    case open = 0, write, fsync, rename, unlink, fstat, read, malloc, inflate, commit
+
+    /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;
+    /// `persistent` keeps every later call failing too. Not for concurrent use with live
+    /// operations: set faults while the cache is idle.
+    /// The corresponding C function is `suc_debug_fault`.
+    public func inject(nth: Int, errno: Int32 = EIO, persistent: Bool = false, abortProcess: Bool = false) {
+        suc_debug_fault(rawValue, UInt64(nth), errno, persistent ? 1 : 0, abortProcess ? 1 : 0)
+    }
+
+    /// Whether the injected fault has fired.
+    public var tripped: Bool { suc_debug_fault_tripped(rawValue) != 0 }
+
+    public static func clearAll() { suc_debug_fault_clear_all() }
+}

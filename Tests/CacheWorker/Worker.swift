@@ -10,6 +10,8 @@ import SharedURLCacheStore
 ///   CacheWorker put DIR KEY SEQ SIZE | get DIR KEY | remove DIR KEY
 ///   CacheWorker holdlock DIR MILLIS                      holds the index write lock
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
+///   CacheWorker api-get|api-version|api-remove|api-put DIR …   see APIWorker.swift
+///   CacheWorker faults DIR                               the fault-injection loop (RELIABILITY T14)
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 3 invariant violated, 4 miss (get).
 @main
 struct Worker {
@@ -18,6 +20,7 @@ struct Worker {
         guard args.count >= 3 else { fail(1, "usage: CacheWorker COMMAND DIR …") }
         let dir = args[2]
         if args[1] == "fdcheck" { fdcheck(dir) }
+        if args[1] == "faults" { exit(FaultLoop.run(directory: dir)) }
         do {
             let store = try CacheStore(directory: dir)
             switch args[1] {
@@ -34,6 +37,7 @@ struct Worker {
                 case .invalid(let why): fail(3, "INVALID \(why)")
                 }
             case "remove": print("REMOVED \(try store.remove(key: Array(args[3].utf8)))")
+            case let command where command.hasPrefix("api-"): exit(APIWorker.run(store, args))
             case "holdlock":
                 print("LOCKING")
                 fflush(nil)

@@ -145,3 +145,17 @@ struct SeededRandom {
         return z ^ (z >> 31)
     }
 }
+
+/// RELIABILITY T14 in its own process (the fault table is process-wide).
+@Suite(.timeLimit(.minutes(5)))
+struct FaultInjectionTests {
+    @Test("every operation under every injected failure: typed error, no half-visible entry, no leak")
+    func faultLoop() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let result = try WorkerProcess.run(["faults", root])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("failures=0"), "\(result.out)")
+        print(result.out.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

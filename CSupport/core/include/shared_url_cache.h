@@ -348,6 +348,8 @@ int suc_verify(suc_cache *cache, uint32_t flags, suc_verify_report *out, suc_err
  */
 void suc_debug_fault(int op, uint64_t nth, int errno_value, int persistent, int abort_process);
 void suc_debug_fault_clear_all(void);
+/* Whether the fault set for `op` has fired since it was set. */
+int suc_debug_fault_tripped(int op);
 
 /* The body-file path (relative to the root) of (key, variant), for corruption tests.
  * Writes a NUL-terminated path into `buf`. Returns SUC_ENOTFOUND for inline bodies. */

@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Async variants for server code: the blocking store calls run on the cache's own concurrent
+/// dispatch queue and resume the caller's continuation, so no cooperative thread waits on disk.
+extension SharedCache {
+    /// The cached response for `request`, or `nil`; see ``cachedResponse(for:)``.
+    public func cachedResponse(for request: URLRequest) async -> CachedURLResponse? {
+        guard let lookup = lookupKey(for: request) else { return nil }
+        let entry = await offloaded { self.entry(for: lookup) }
+        return entry.flatMap(makeCachedResponse)
+    }
+
+    /// Stores a response; see ``storeCachedResponse(_:for:)``.
+    public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) async {
+        guard let prepared = prepare(cachedResponse, for: request) else { return }
+        await offloaded { self.commit(prepared) }
+    }
+
+    /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.
+    public func removeCachedResponse(for request: URLRequest) async {
+        guard let lookup = lookupKey(for: request) else { return }
+        await offloaded { self.remove(key: lookup.key) }
+    }
+
+    /// Removes what was stored at or after `date`; see ``removeCachedResponses(since:)``.
+    public func removeCachedResponses(since date: Date) async {
+        await offloaded { self.removeStored(since: date) }
+    }
+
+    /// Removes everything; see ``removeAllCachedResponses()``.
+    public func removeAllCachedResponses() async {
+        await offloaded { self.removeEverything() }
+    }
+
+    private func offloaded<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            ioQueue.async { continuation.resume(returning: work()) }
+        }
+    }
+}

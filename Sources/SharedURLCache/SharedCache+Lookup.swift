@@ -1,0 +1,147 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+import SharedURLCacheStore
+import Synchronization
+
+/// What identifies a request in the cache: the primary key bytes and the request's fields
+/// (from which the variant is computed when the stored response has `Vary`).
+struct LookupKey: Sendable {
+    var key: [UInt8]
+    var requestFields: HTTPFields
+}
+
+extension SharedCache {
+    /// Builds the primary key: ``CacheKey`` (partition, method, normalised URL with query).
+    func cacheKey(method: String?, url: URL?) -> Result<[UInt8], StoreRefusal> {
+        guard let url else { return .failure(.uncacheableRequest("no URL")) }
+        guard let method = HTTPRequest.Method(method ?? "GET") else {
+            return .failure(.uncacheableRequest("invalid method"))
+        }
+        do {
+            return .success(try CacheKey(partition: configuration.partition, method: method, url: url.absoluteString).encoded)
+        } catch {
+            return .failure(.uncacheableRequest("\(error)"))
+        }
+    }
+
+    /// The cache's view of a request to look up, or `nil` (counted as a miss) when the request
+    /// cannot have been stored.
+    func lookupKey(for request: URLRequest) -> LookupKey? {
+        switch cacheKey(method: request.httpMethod, url: request.url) {
+        case .success(let key):
+            return LookupKey(key: key, requestFields: HTTPFields(pairs: request.allHTTPHeaderFields ?? [:]))
+        case .failure(let why):
+            counters.misses.add(1, ordering: .relaxed)
+            logger.debug("lookup of an uncacheable request", metadata: ["reason": "\(why)"])
+            return nil
+        }
+    }
+
+    /// Memory tier first (validated against the index unless memory-only), then the store.
+    func entry(for lookup: LookupKey) -> CacheEntry? {
+        let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
+            guard tier.count > 0 else { return nil }
+            let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
+            return tier.item(at: memoryKey).map { (memoryKey, $0) }
+        }
+        if let (memoryKey, item) = found {
+            if isCurrent(item, at: memoryKey) {
+                counters.hits.add(1, ordering: .relaxed)
+                counters.memoryHits.add(1, ordering: .relaxed)
+                return item.entry
+            }
+            memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
+        }
+        guard let (entry, memoryKey, version, vary) = diskEntry(for: lookup) else {
+            counters.misses.add(1, ordering: .relaxed)
+            return nil
+        }
+        counters.hits.add(1, ordering: .relaxed)
+        let evicted = memory.withLock { tier in
+            tier.capacity > 0 ? tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: vary) : 0
+        }
+        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+        return entry
+    }
+
+    /// Whether a memory item may be served: memory-only items always; others only while the
+    /// index still holds the very version they mirror (one read, no body I/O). This is what
+    /// keeps the tier coherent with every other process's stores and removes (DESIGN
+    /// invariant 3).
+    private func isCurrent(_ item: MemoryTier.Item, at memoryKey: MemoryKey) -> Bool {
+        guard let version = item.version else { return true }
+        guard let store else { return false }
+        do {
+            return try store.version(for: memoryKey.key, variant: memoryKey.variant) == version
+        } catch {
+            logger.warning("cannot validate a memory hit", metadata: ["error": "\(error.detailedDescription())"])
+            return false
+        }
+    }
+
+    /// Reads the entry from the store: the record at the empty variant is either the response
+    /// (no `Vary`: one read) or the vary spec, from which the request's variant is computed and
+    /// read (two reads).
+    private func diskEntry(for lookup: LookupKey) -> (CacheEntry, MemoryKey, UInt64, VaryFields?)? {
+        guard let store, diskCapacity > 0 else { return nil }
+        do {
+            guard let first = try store.record(for: lookup.key, variant: [], includeBody: true) else { return nil }
+            switch RecordKind(rawValue: first.appFlags) {
+            case .response:
+                guard let entry = decodeEntry(first) else { return nil }
+                return (entry, MemoryKey(key: lookup.key, variant: []), first.version, nil)
+            case .varySpec:
+                guard let spec = VarySpec(decoding: first.head) else {
+                    purgeCorrupt(first, why: "undecodable vary spec")
+                    return nil
+                }
+                let vary = VaryFields(responseFields: [.vary: spec.varyValue])
+                let variant = VaryKey(vary: vary, requestFields: lookup.requestFields).encoded
+                guard let record = try store.record(for: lookup.key, variant: variant, includeBody: true),
+                    RecordKind(rawValue: record.appFlags) == .response,
+                    let entry = decodeEntry(record)
+                else { return nil }
+                return (entry, MemoryKey(key: lookup.key, variant: variant), record.version, vary)
+            case nil:
+                purgeCorrupt(first, why: "unknown record kind \(first.appFlags)")
+                return nil
+            }
+        } catch {
+            logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
+            return nil
+        }
+    }
+
+    private func decodeEntry(_ record: StoredRecord) -> CacheEntry? {
+        guard let head = ResponseHead(decoding: record.head), let body = record.body else {
+            purgeCorrupt(record, why: "undecodable response head")
+            return nil
+        }
+        return CacheEntry(head: head, body: Data(body), userInfo: record.userInfo, storedAt: record.storedAt, inMemoryOnly: false)
+    }
+
+    /// Bad cached data is a miss plus a purge, logged (STYLE rule 20).
+    private func purgeCorrupt(_ record: StoredRecord, why: String) {
+        counters.corruptEntries.add(1, ordering: .relaxed)
+        logger.error("corrupt cache entry purged", metadata: ["reason": "\(why)", "version": "\(record.version)"])
+        do { try store?.remove(key: record.key, variant: record.variant) } catch {
+            logger.warning("cannot purge a corrupt entry", metadata: ["error": "\(error.detailedDescription())"])
+        }
+    }
+}
+
+extension HTTPFields {
+    /// Fields from Foundation's dictionary form; names that are not valid field names are
+    /// skipped (they can take no part in `Vary` matching).
+    init(pairs: some Sequence<(key: String, value: String)>) {
+        self.init()
+        for (name, value) in pairs {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            append(HTTPField(name: fieldName, value: value))
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+import SharedURLCacheStore
+import Synchronization
+
+/// A response ready to store: keys computed, head and userInfo encoded. Sendable, so the disk
+/// work can run on another thread.
+struct PreparedStore: Sendable {
+    var key: [UInt8]
+    /// The variant: empty without `Vary`, `VaryKey(...).encoded` with it.
+    var variant: [UInt8]
+    /// The response's `Vary`, when it names fields.
+    var vary: VaryFields?
+    var entry: CacheEntry
+    var headBytes: [UInt8]
+
+    /// Body + head + userInfo, the figure ``SharedCacheConfiguration/maximumEntrySizeBytes`` bounds.
+    var entrySize: Int { entry.body.count + headBytes.count + entry.userInfo.count }
+}
+
+extension SharedCache {
+    /// Turns a `CachedURLResponse` into a ``PreparedStore``; `nil` when it is not to be stored
+    /// (`.notAllowed`, or refused: counted and logged).
+    func prepare(_ cached: CachedURLResponse, for request: URLRequest) -> PreparedStore? {
+        let inMemoryOnly: Bool
+        switch cached.storagePolicy {
+        case .allowed: inMemoryOnly = false
+        case .allowedInMemoryOnly: inMemoryOnly = true
+        case .notAllowed: return nil
+        @unknown default: return nil
+        }
+        let key: [UInt8]
+        switch cacheKey(method: request.httpMethod, url: request.url) {
+        case .success(let bytes): key = bytes
+        case .failure(let why):
+            refuse(why, url: request.url)
+            return nil
+        }
+        let response = cached.response
+        let url = response.url?.absoluteString ?? request.url?.absoluteString ?? ""
+        var head: ResponseHead
+        var variant: [UInt8] = []
+        var vary: VaryFields?
+        if let http = response as? HTTPURLResponse {
+            let pairs = http.allHeaderFields
+                .compactMap { name, value -> ResponseHead.HeaderPair? in
+                    guard let name = name as? String, let value = value as? String else { return nil }
+                    return .init(name: name, value: value)
+                }
+                .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
+            let responseFields = HTTPFields(pairs: pairs.map { (key: $0.name, value: $0.value) })
+            let parsed = VaryFields(responseFields: responseFields)
+            if parsed.isWildcard { return refuse(.varyWildcard, url: request.url) }
+            if parsed.hasInvalidName { return refuse(.invalidVary, url: request.url) }
+            let requestFields = HTTPFields(pairs: request.allHTTPHeaderFields ?? [:])
+            var selecting: [ResponseHead.HeaderPair] = []
+            if !parsed.isEmpty {
+                vary = parsed
+                variant = VaryKey(vary: parsed, requestFields: requestFields).encoded
+                selecting = VaryKey.selectingFields(vary: parsed, requestFields: requestFields)
+                    .map { .init(name: $0.name.canonicalName, value: $0.value) }
+            }
+            head = ResponseHead(
+                kind: .http, statusCode: http.statusCode, expectedContentLength: http.expectedContentLength,
+                url: url, mimeType: nil, textEncodingName: nil, headerFields: pairs, varyRequestFields: selecting)
+        } else {
+            head = ResponseHead(
+                kind: .plain, statusCode: 0, expectedContentLength: response.expectedContentLength,
+                url: url, mimeType: response.mimeType, textEncodingName: response.textEncodingName,
+                headerFields: [], varyRequestFields: [])
+        }
+        let userInfo: [UInt8]
+        switch UserInfoCodec.encode(cached.userInfo) {
+        case .success(let bytes): userInfo = bytes
+        case .failure(let why): return refuse(why, url: request.url)
+        }
+        let prepared = PreparedStore(
+            key: key, variant: variant, vary: vary,
+            entry: CacheEntry(
+                head: head, body: cached.data, userInfo: userInfo, storedAt: Self.storeTime(), inMemoryOnly: inMemoryOnly),
+            headBytes: head.encoded())
+        guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
+            return refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
+        }
+        return prepared
+    }
+
+    /// Writes a prepared entry: to disk for `.allowed` (when the disk tier is on and has room),
+    /// then into the memory tier with the version written (or as memory-only).
+    func commit(_ prepared: PreparedStore) {
+        var entry = prepared.entry
+        var version: UInt64?
+        if !entry.inMemoryOnly {
+            let capacity = diskCapacity
+            if let store, capacity > 0 {
+                let usage = currentDiskUsage
+                if usage + prepared.entrySize > capacity {
+                    refuse(.diskCapacityReached(usage: usage, entryBytes: prepared.entrySize, capacity: capacity), url: nil, head: entry.head)
+                } else {
+                    do {
+                        version = try write(prepared, to: store)
+                    } catch {
+                        refuse(.storeFailed(error), url: nil, head: entry.head)
+                    }
+                }
+            }
+            // With no room on disk the entry still serves this process, as URLCache does with
+            // a zero disk capacity.
+            if version == nil { entry.inMemoryOnly = true }
+        }
+        let memoryKey = MemoryKey(key: prepared.key, variant: prepared.variant)
+        let (kept, evicted) = memory.withLock { tier -> (Bool, Int) in
+            guard tier.capacity > 0 else { return (false, 0) }
+            let evicted = tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: prepared.vary)
+            return (entry.memoryCost <= tier.capacity, evicted)
+        }
+        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+        if version != nil || kept { counters.stores.add(1, ordering: .relaxed) }
+    }
+
+    /// The disk write. Without `Vary`: the response at the empty variant (one write), then any
+    /// variants of an earlier `Vary` response are removed so no process's memory tier can still
+    /// validate them. With `Vary`: the response at its variant, then the vary spec at the empty
+    /// variant when it is missing or different — and when a different spec is replaced, the
+    /// variants it selected are removed for the same reason.
+    private func write(_ prepared: PreparedStore, to store: CacheStore) throws(CacheError) -> UInt64 {
+        let descriptor = RecordDescriptor(
+            key: prepared.key, variant: prepared.variant, partition: Array(configuration.partition.utf8),
+            head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
+            appFlags: RecordKind.response.rawValue)
+        let version = try store.store(descriptor, body: Array(prepared.entry.body))
+        guard let vary = prepared.vary else {
+            for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty {
+                try store.remove(key: prepared.key, variant: variant)
+            }
+            return version
+        }
+        let spec = VarySpec(names: vary.names.map(\.canonicalName)).encoded()
+        let current = try store.record(for: prepared.key, variant: [], includeBody: false, countAsUse: false)
+        if let current, current.appFlags == RecordKind.varySpec.rawValue, current.head == spec { return version }
+        try store.store(
+            RecordDescriptor(
+                key: prepared.key, partition: Array(configuration.partition.utf8), head: spec,
+                storedAt: prepared.entry.storedAt, appFlags: RecordKind.varySpec.rawValue),
+            body: [])
+        if let current, current.appFlags == RecordKind.varySpec.rawValue {
+            for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty && variant != prepared.variant {
+                try store.remove(key: prepared.key, variant: variant)
+            }
+        }
+        return version
+    }
+
+    /// Store times are kept to the millisecond, as the index keeps them, so that
+    /// `removeCachedResponses(since:)` treats memory and disk alike.
+    static func storeTime() -> Date {
+        Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+
+    @discardableResult
+    func refuse(_ reason: StoreRefusal, url: URL?, head: ResponseHead? = nil) -> PreparedStore? {
+        counters.refusals.add(1, ordering: .relaxed)
+        logger.notice(
+            "response not stored",
+            metadata: ["reason": "\(reason)", "url": "\(url?.absoluteString ?? head?.url ?? "?")"])
+        return nil
+    }
+
+    // MARK: Removing
+
+    func remove(key: [UInt8]) {
+        if let store {
+            do { try store.remove(key: key, variant: nil) } catch {
+                logger.warning("remove failed", metadata: ["error": "\(error.detailedDescription())"])
+            }
+        }
+        memory.withLock { $0.removeAll(key: key) }
+    }
+
+    func removeStored(since date: Date) {
+        if let store {
+            do { try store.removeAll(storedSince: date) } catch {
+                logger.warning("remove since failed", metadata: ["error": "\(error.detailedDescription())"])
+            }
+        }
+        memory.withLock { $0.removeAll(where: { $0.entry.storedAt >= date }) }
+    }
+
+    func removeEverything() {
+        if let store {
+            do { try store.removeAll() } catch {
+                logger.warning("remove all failed", metadata: ["error": "\(error.detailedDescription())"])
+            }
+        }
+        memory.withLock { $0.removeAll() }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+import Logging
+import SharedURLCacheStore
+import Synchronization
+
+/// An HTTP response cache with `URLCache`'s members and semantics, on a directory that many
+/// processes share, with a per-process memory tier that stays coherent with the other processes.
+///
+/// ```swift
+/// let cache = try SharedCache(memoryCapacity: 16 << 20, diskCapacity: 512 << 20,
+///                             directory: URL(fileURLWithPath: "/var/cache/api"))
+/// SharedCache.shared = cache
+/// ```
+///
+/// Named `SharedCache`, not `SharedURLCache`: a type named like its module breaks
+/// module-qualified names (`SharedURLCache.SharedURLCache` would not resolve).
+///
+/// What differs from Foundation's Linux `URLCache`:
+/// - The key is the method, the normalised absolute URL *with its query* and the cache's
+///   partition; responses with `Vary` are stored per variant (the request values `Vary` names).
+/// - `.allowed` entries are visible to every process on the directory; `.allowedInMemoryOnly`
+///   ones to this process only. Every memory hit of an `.allowed` entry is checked against the
+///   index (one read of its version, no body I/O), so a response another process removed or
+///   replaced is never served from memory.
+/// - The largest entry stored is ``SharedCacheConfiguration/maximumEntrySizeBytes``, not a
+///   hidden fraction of the capacity; refusals are counted and logged.
+/// - userInfo round-trips for property-list types under `String` keys (stored as a binary
+///   property list); a store with any other userInfo is refused (counted and logged), so a
+///   caller never gets back less than it stored.
+///
+/// Every member is safe to call from any thread. The synchronous members block on disk I/O like
+/// `URLCache`'s; from async code use the `async` overloads, which run the I/O on a dedicated
+/// dispatch queue instead of a cooperative thread.
+///
+/// ## Topics
+/// - ``init(memoryCapacity:diskCapacity:directory:)``, ``init(configuration:)``, ``shared``
+/// - ``cachedResponse(for:)``, ``storeCachedResponse(_:for:)``
+/// - ``removeCachedResponse(for:)``, ``removeCachedResponses(since:)``, ``removeAllCachedResponses()``
+/// - ``memoryCapacity``, ``diskCapacity``, ``currentMemoryUsage``, ``currentDiskUsage``, ``statistics``
+public final class SharedCache: Sendable {
+    /// `nil` only for the memory-only fallback of ``shared`` when its directory cannot be opened.
+    let store: CacheStore?
+    /// The configuration the cache was created with (capacities may have changed since).
+    public let configuration: SharedCacheConfiguration
+    let memory: Mutex<MemoryTier>
+    private let diskCapacityStorage: Atomic<Int>
+    let counters = Counters()
+    let ioQueue: DispatchQueue
+    let logger: Logger
+    private let partitionBytes: [UInt8]
+
+    /// Per-process event counters.
+    final class Counters: Sendable {
+        let hits = Atomic<Int>(0)
+        let memoryHits = Atomic<Int>(0)
+        let misses = Atomic<Int>(0)
+        let stores = Atomic<Int>(0)
+        let evictions = Atomic<Int>(0)
+        let refusals = Atomic<Int>(0)
+        let corruptEntries = Atomic<Int>(0)
+    }
+
+    // MARK: Creating
+
+    /// Creates a cache on `directory`, like `URLCache(memoryCapacity:diskCapacity:directory:)`.
+    /// - Parameters:
+    ///   - memoryCapacity: the memory tier's budget in bytes; 0 keeps nothing in memory.
+    ///   - diskCapacity: the disk budget in bytes; 0 stores nothing on disk.
+    ///   - directory: the shared cache directory (created when missing);
+    ///     `nil` is ``SharedCacheConfiguration/defaultDirectory``.
+    /// - Throws: `CacheError` when the directory cannot be opened (`.unsafeDirectory`,
+    ///   `.permissionDenied`, `.notACache`…).
+    public convenience init(memoryCapacity: Int, diskCapacity: Int, directory: URL? = nil) throws(CacheError) {
+        try self.init(configuration: SharedCacheConfiguration(
+            memoryCapacity: memoryCapacity, diskCapacity: diskCapacity,
+            directory: directory ?? SharedCacheConfiguration.defaultDirectory))
+    }
+
+    /// Creates a cache from a full configuration.
+    /// - Parameters:
+    ///   - configuration: capacities, directory, partition, limits and logger.
+    /// - Throws: `CacheError` when the directory cannot be opened.
+    public convenience init(configuration: SharedCacheConfiguration) throws(CacheError) {
+        let store = try CacheStore(directory: configuration.directory.path, configuration: configuration.store)
+        self.init(configuration: configuration, store: store)
+    }
+
+    init(configuration: SharedCacheConfiguration, store: CacheStore?) {
+        self.store = store
+        self.configuration = configuration
+        self.memory = Mutex(MemoryTier(capacity: configuration.memoryCapacity))
+        self.diskCapacityStorage = Atomic(store == nil ? 0 : max(configuration.diskCapacity, 0))
+        self.logger = configuration.logger
+        self.partitionBytes = Array(configuration.partition.utf8)
+        self.ioQueue = DispatchQueue(label: "SharedCache.io", qos: .utility, attributes: .concurrent)
+    }
+
+    private static let sharedStorage = Mutex<SharedCache?>(nil)
+
+    /// The process-wide cache. Assign your own before first use so that every part of the
+    /// process shares it; by default it is a 4 MiB / 256 MiB cache on
+    /// ``SharedCacheConfiguration/defaultDirectory`` (memory only, logged, if that directory
+    /// cannot be opened).
+    public static var shared: SharedCache {
+        get {
+            sharedStorage.withLock { current in
+                if let current { return current }
+                let made = makeDefault()
+                current = made
+                return made
+            }
+        }
+        set { sharedStorage.withLock { $0 = newValue } }
+    }
+
+    private static func makeDefault() -> SharedCache {
+        let configuration = SharedCacheConfiguration(directory: SharedCacheConfiguration.defaultDirectory)
+        do {
+            return try SharedCache(configuration: configuration)
+        } catch {
+            configuration.logger.error(
+                "cannot open the default cache directory; SharedCache.shared keeps responses in memory only",
+                metadata: ["directory": "\(configuration.directory.path)", "error": "\(error.detailedDescription())"])
+            return SharedCache(configuration: configuration, store: nil)
+        }
+    }
+
+    // MARK: Capacities and usage
+
+    /// The memory tier's budget in bytes; lowering it evicts at once, 0 empties the tier.
+    public var memoryCapacity: Int {
+        get { memory.withLock { $0.capacity } }
+        set {
+            let evicted = memory.withLock { $0.setCapacity(newValue) }
+            counters.evictions.add(evicted, ordering: .relaxed)
+        }
+    }
+
+    /// The disk budget in bytes; 0 stops storing on disk (entries then live in memory only).
+    /// Lowering it removes nothing: later stores are refused until `urlcache compact` brings
+    /// the directory back under it.
+    public var diskCapacity: Int {
+        get { diskCapacityStorage.load(ordering: .relaxed) }
+        set { diskCapacityStorage.store(store == nil ? 0 : max(newValue, 0), ordering: .relaxed) }
+    }
+
+    /// Bytes held by this process's memory tier (bodies, heads and userInfo), exact.
+    public var currentMemoryUsage: Int { memory.withLock { $0.usage } }
+
+    /// Bytes the directory takes (bodies as stored plus index records), from the index's
+    /// counters: exact as of the last commit of any process.
+    public var currentDiskUsage: Int {
+        guard let store else { return 0 }
+        do {
+            let stats = try store.statistics()
+            return stats.storedBytes + stats.recordBytes
+        } catch {
+            logger.warning("cannot read disk usage", metadata: ["error": "\(error.detailedDescription())"])
+            return 0
+        }
+    }
+
+    /// A snapshot of the usage counters.
+    public var statistics: SharedCacheStatistics {
+        var disk: StoreStatistics?
+        do { disk = try store?.statistics() } catch {
+            logger.warning("cannot read disk statistics", metadata: ["error": "\(error.detailedDescription())"])
+        }
+        let (memoryEntries, memoryBytes) = memory.withLock { ($0.count, $0.usage) }
+        return SharedCacheStatistics(
+            diskEntries: disk?.entries ?? 0,
+            diskBytes: disk.map { $0.storedBytes + $0.recordBytes } ?? 0,
+            memoryEntries: memoryEntries,
+            memoryBytes: memoryBytes,
+            hits: counters.hits.load(ordering: .relaxed),
+            memoryHits: counters.memoryHits.load(ordering: .relaxed),
+            misses: counters.misses.load(ordering: .relaxed),
+            stores: counters.stores.load(ordering: .relaxed),
+            evictions: counters.evictions.load(ordering: .relaxed),
+            refusals: counters.refusals.load(ordering: .relaxed),
+            corruptEntries: counters.corruptEntries.load(ordering: .relaxed))
+    }
+
+    // MARK: URLCache's members
+
+    /// The cached response for `request`, or `nil`.
+    ///
+    /// A memory hit costs one index read (the version check); a disk hit one index read plus
+    /// the body for a response without `Vary`, two index reads plus the body with `Vary`.
+    public func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
+        guard let lookup = lookupKey(for: request) else { return nil }
+        return entry(for: lookup).flatMap(makeCachedResponse)
+    }
+
+    /// Stores `cachedResponse` for `request`, replacing what was stored for it, according to
+    /// its `storagePolicy`. Refusals are counted and logged, never thrown (as with `URLCache`).
+    public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
+        guard let prepared = prepare(cachedResponse, for: request) else { return }
+        commit(prepared)
+    }
+
+    /// Removes every variant stored for `request`'s key, on disk (for every process) and here.
+    public func removeCachedResponse(for request: URLRequest) {
+        guard let lookup = lookupKey(for: request) else { return }
+        remove(key: lookup.key)
+    }
+
+    /// Removes every response stored at or after `date`, on disk and in memory.
+    public func removeCachedResponses(since date: Date) {
+        removeStored(since: date)
+    }
+
+    /// Removes every response, on disk (for every process, every partition) and in memory.
+    public func removeAllCachedResponses() {
+        removeEverything()
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import SharedURLCacheStore
+
+/// How a ``SharedCache`` is set up: capacities, directory, partition, limits and logging.
+///
+/// ```swift
+/// var configuration = SharedCacheConfiguration(directory: URL(fileURLWithPath: "/var/cache/api"))
+/// configuration.memoryCapacity = 16 << 20
+/// configuration.partition = "billing-service"
+/// let cache = try SharedCache(configuration: configuration)
+/// ```
+public struct SharedCacheConfiguration: Sendable {
+    /// The memory tier's budget in bytes; 0 keeps nothing in memory.
+    public var memoryCapacity: Int
+    /// The disk budget in bytes; 0 stores nothing on disk (like `URLCache`). Stores that would
+    /// exceed it are refused (and counted); shrinking the directory back to its capacity is the
+    /// job of `urlcache compact`, which runs from cron while the services keep running.
+    public var diskCapacity: Int
+    /// The cache directory, shared by every process that opens it.
+    public var directory: URL
+    /// Entries of one partition are invisible to every other partition (per service, per
+    /// tenant); the empty partition is the default.
+    public var partition: String
+    /// The largest entry stored, in bytes (body + response head + userInfo): an explicit limit
+    /// in place of Apple's undocumented "5% of the capacity" rule. Larger entries are refused,
+    /// counted in ``SharedCacheStatistics/refusals`` and logged.
+    public var maximumEntrySizeBytes: Int
+    /// How the directory is opened (durability, index limits, compression).
+    public var store: CacheStoreConfiguration
+    /// Where refusals and dropped corrupt entries are reported.
+    public var logger: Logger
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - memoryCapacity: the memory tier's budget in bytes (default 4 MiB).
+    ///   - diskCapacity: the disk budget in bytes (default 256 MiB).
+    ///   - directory: the cache directory.
+    ///   - partition: the partition of this cache's entries (default: none).
+    ///   - maximumEntrySizeBytes: the largest entry stored (default 8 MiB).
+    public init(
+        memoryCapacity: Int = 4 << 20,
+        diskCapacity: Int = 256 << 20,
+        directory: URL,
+        partition: String = "",
+        maximumEntrySizeBytes: Int = 8 << 20
+    ) {
+        self.memoryCapacity = memoryCapacity
+        self.diskCapacity = diskCapacity
+        self.directory = directory
+        self.partition = partition
+        self.maximumEntrySizeBytes = maximumEntrySizeBytes
+        self.store = CacheStoreConfiguration()
+        self.logger = Logger(label: "SharedURLCache")
+    }
+
+    /// `$XDG_CACHE_HOME/SharedURLCache`, or `~/.cache/SharedURLCache`.
+    public static var defaultDirectory: URL {
+        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("SharedURLCache")
+        }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".cache/SharedURLCache")
+    }
+}

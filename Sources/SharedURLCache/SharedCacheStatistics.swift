@@ -1,0 +1,34 @@
+/// Usage counters of a ``SharedCache``.
+///
+/// Disk figures come from the store's counters, which live in the index and are shared by
+/// every process that opens the directory. The event counters (hits, misses, stores, …) are
+/// per process, kept in atomics since this instance was created; counting them across
+/// processes is a later step.
+public struct SharedCacheStatistics: Sendable, Hashable {
+    /// Entries in the directory, across all processes and partitions (a response with `Vary`
+    /// counts one per variant, plus one for its vary spec).
+    public var diskEntries: Int
+    /// Bytes the directory's entries take on disk (bodies as stored + index records); the same
+    /// figure as ``SharedCache/currentDiskUsage``.
+    public var diskBytes: Int
+    /// Entries in this process's memory tier.
+    public var memoryEntries: Int
+    /// Bytes charged to this process's memory tier; the same as ``SharedCache/currentMemoryUsage``.
+    public var memoryBytes: Int
+    /// Lookups answered with a response (from memory or disk).
+    public var hits: Int
+    /// The part of ``hits`` served by the memory tier.
+    public var memoryHits: Int
+    /// Lookups answered with nothing.
+    public var misses: Int
+    /// Responses stored (in memory, on disk or both).
+    public var stores: Int
+    /// Entries evicted from the memory tier to stay within its capacity.
+    public var evictions: Int
+    /// Stores refused: too large, over capacity, uncacheable request, unusable `Vary` or
+    /// userInfo, or a failed disk write. Each is logged with its reason.
+    public var refusals: Int
+    /// Entries found corrupt (an undecodable head) and purged. A body that fails its length or
+    /// checksum check is purged by the store itself and shows up here only as a miss.
+    public var corruptEntries: Int
+}

@@ -1,0 +1,107 @@
+import Foundation
+@testable import SharedURLCache
+import Testing
+
+@Suite("Head codec and memory tier")
+struct CodecTests {
+    static let sample = ResponseHead(
+        kind: .http, statusCode: 200, expectedContentLength: 1234, url: "https://api.example.com/a?b=c",
+        mimeType: nil, textEncodingName: "utf-8",
+        headerFields: [.init(name: "Content-Type", value: "application/json"), .init(name: "Vary", value: "Accept-Language")],
+        varyRequestFields: [.init(name: "accept-language", value: "en, fr")])
+
+    @Test func headRoundTrips() {
+        #expect(ResponseHead(decoding: Self.sample.encoded()) == Self.sample)
+        var plain = Self.sample
+        plain.kind = .plain
+        plain.expectedContentLength = -1
+        plain.mimeType = "text/plain"
+        plain.headerFields = []
+        #expect(ResponseHead(decoding: plain.encoded()) == plain)
+        #expect(VarySpec(decoding: VarySpec(names: ["accept", "accept-language"]).encoded())?.varyValue == "accept, accept-language")
+    }
+
+    @Test func everyTruncationIsRejected() {
+        let bytes = Self.sample.encoded()
+        for length in 0..<bytes.count {
+            #expect(ResponseHead(decoding: Array(bytes.prefix(length))) == nil, "prefix \(length)")
+        }
+        #expect(ResponseHead(decoding: bytes + [0]) == nil)
+        let spec = VarySpec(names: ["accept"]).encoded()
+        for length in 0..<spec.count { #expect(VarySpec(decoding: Array(spec.prefix(length))) == nil) }
+    }
+
+    @Test func otherVersionsAndHostileCountsAreRejected() {
+        var bytes = Self.sample.encoded()
+        bytes[2] = 2  // format version
+        #expect(ResponseHead(decoding: bytes) == nil)
+        // magic, version, kind, status, length, empty URL, no MIME, no encoding, then 2^32-1 headers
+        let hostile: [UInt8] = [0x52, 0x48, 1, 1, 0, 200] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0] + [0, 0]
+            + [0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(ResponseHead(decoding: hostile) == nil)
+    }
+
+    @Test func bitFlipsNeverCrash() {
+        let bytes = Self.sample.encoded()
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5000 {
+            var damaged = bytes
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+            }
+            _ = ResponseHead(decoding: damaged)  // nil or a head; never a trap
+        }
+    }
+
+    /// Seeded random operations against a plain model of an LRU; the seed is printed on failure.
+    @Test(arguments: [1, 2, 3, 42] as [UInt64])
+    func memoryTierMatchesAnLRUModel(seed: UInt64) {
+        var rng = SplitMix(seed)
+        var tier = MemoryTier(capacity: 20_000)
+        var model: [(key: MemoryKey, cost: Int)] = []  // most recent first
+        func entry(_ size: Int) -> CacheEntry {
+            CacheEntry(
+                head: CodecTests.sample, body: Data(count: size), userInfo: [], storedAt: Date(), inMemoryOnly: true)
+        }
+        for step in 0..<5000 {
+            let key = MemoryKey(key: [UInt8(rng.next() % 40)], variant: [])
+            switch rng.next() % 10 {
+            case 0..<5:
+                let item = entry(Int(rng.next() % 4000))
+                tier.insert(.init(entry: item, version: nil), at: key, vary: nil)
+                model.removeAll { $0.key == key }
+                if item.memoryCost <= 20_000 { model.insert((key, item.memoryCost), at: 0) }
+                while model.reduce(0, { $0 + $1.cost }) > 20_000 { model.removeLast() }
+            case 5..<8:
+                let found = tier.item(at: key) != nil
+                let index = model.firstIndex { $0.key == key }
+                #expect(found == (index != nil), "seed \(seed) step \(step)")
+                if let index { model.insert(model.remove(at: index), at: 0) }
+            case 8:
+                tier.remove(key)
+                model.removeAll { $0.key == key }
+            default:
+                let capacity = Int(rng.next() % 30_000)
+                _ = tier.setCapacity(capacity)
+                while model.reduce(0, { $0 + $1.cost }) > capacity { model.removeLast() }
+                _ = tier.setCapacity(20_000)
+            }
+            #expect(tier.keysByRecency == model.map(\.key), "seed \(seed) step \(step)")
+            #expect(tier.usage == model.reduce(0) { $0 + $1.cost }, "seed \(seed) step \(step)")
+            #expect(tier.isConsistent, "seed \(seed) step \(step)")
+            if tier.keysByRecency != model.map(\.key) { return }
+        }
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import SharedURLCache
+import SharedURLCacheStore
+import Testing
+
+/// A second real process (the `CacheWorker` executable, `api-*` commands) on the same
+/// directory. It works on the raw store with the keys, variants and heads this process's API
+/// computes, so what it sees and does is exactly what another process's `SharedCache` would.
+@Suite("Across processes", .serialized, .timeLimit(.minutes(1)))
+struct CrossProcessTests {
+    @Test(arguments: [
+        (URLCache.StoragePolicy.allowed, true),
+        (.allowedInMemoryOnly, false),
+        (.notAllowed, false),
+    ])
+    func storagePolicySeenFromAnotherProcess(policy: URLCache.StoragePolicy, visible: Bool) throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/policy?p=1"
+        cache.put(url, "stored by A", policy: policy)
+
+        let seen = try Worker.run(["api-get", directory.cache.path, Worker.hex(cache.storeKey(url)), "-"])
+
+        if visible {
+            #expect(seen.status == 0, "\(seen.error)")
+            #expect(seen.output.hasSuffix(" \(RecordKind.response.rawValue) stored by A"), "\(seen.output)")
+        } else {
+            #expect(seen.status == 4, "\(seen.output) \(seen.error)")
+        }
+    }
+
+    @Test func removalByAnotherProcessIsSeenThroughTheMemoryTier() throws {
+        // Given: A holds the entry in memory
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/coherent"
+        cache.put(url, "v1")
+        #expect(cache.get(url) == "v1")
+        #expect(cache.statistics.memoryHits == 1)
+
+        // When: B removes it
+        let removed = try Worker.run(["api-remove", directory.cache.path, Worker.hex(cache.storeKey(url))])
+        #expect(removed.status == 0, "\(removed.error)")
+        #expect(removed.output == "REMOVED 1")
+
+        // Then: A's next lookup misses and its memory copy is gone
+        #expect(cache.get(url) == nil)
+        #expect(cache.statistics.memoryHits == 1)
+        #expect(cache.statistics.memoryEntries == 0)
+    }
+
+    @Test func replacementByAnotherProcessIsSeenThroughTheMemoryTier() throws {
+        // Given: A holds v1 in memory
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/replaced"
+        cache.put(url, "v1")
+        #expect(cache.get(url) == "v1")
+        let store = try #require(cache.store)
+        let head = try #require(try store.record(for: cache.storeKey(url))).head
+
+        // When: B stores v2 under the same key
+        let stored = try Worker.run([
+            "api-put", directory.cache.path, Worker.hex(cache.storeKey(url)), "-", Worker.hex(head),
+            "\(RecordKind.response.rawValue)", "v2 from B",
+        ])
+        #expect(stored.status == 0, "\(stored.error)")
+
+        // Then: A serves v2, then from memory again
+        #expect(cache.get(url) == "v2 from B")
+        let memoryHits = cache.statistics.memoryHits
+        #expect(cache.get(url) == "v2 from B")
+        #expect(cache.statistics.memoryHits == memoryHits + 1)
+    }
+
+    @Test func removalOfAVariantByAnotherProcessIsSeen() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/variants"
+        let vary = ["Vary": "Accept-Language"]
+        cache.put(url, "en", responseHeaders: vary, requestHeaders: ["Accept-Language": "en"])
+        cache.put(url, "fr", responseHeaders: vary, requestHeaders: ["Accept-Language": "fr"])
+        #expect(cache.get(url, headers: ["Accept-Language": "fr"]) == "fr")
+
+        let removed = try Worker.run(["api-remove", directory.cache.path, Worker.hex(cache.storeKey(url))])
+        #expect(removed.output == "REMOVED 3")
+
+        #expect(cache.get(url, headers: ["Accept-Language": "fr"]) == nil)
+        #expect(cache.get(url, headers: ["Accept-Language": "en"]) == nil)
+    }
+
+    @Test func inMemoryOnlyEntryIsNotValidatedAgainstTheDirectory() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/local"
+        cache.put(url, "local", policy: .allowedInMemoryOnly)
+
+        let removed = try Worker.run(["api-remove", directory.cache.path, Worker.hex(cache.storeKey(url))])
+        #expect(removed.output == "REMOVED 0")
+        #expect(cache.get(url) == "local")
+    }
+}

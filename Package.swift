@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SharedURLCacheStore", targets: ["SharedURLCacheStore"]),
         .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
         .library(name: "SharedURLCache", targets: ["SharedURLCache"]),
+        .library(name: "SharedURLCacheFoundation", targets: ["SharedURLCacheFoundation"]),
         .library(name: "CSharedURLCacheRawLimit", targets: ["CSharedURLCacheRawLimit"]),
         .executable(name: "urlcache", targets: ["urlcache"]),
     ],
@@ -73,10 +74,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // URLSession on Linux: real caching through a URLProtocol that runs the caching flow.
+        .target(
+            name: "SharedURLCacheFoundation",
+            dependencies: ["SharedURLCache", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+        .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics"]),
         .executableTarget(
             name: "urlcache",
             dependencies: [
                 "SharedURLCacheStore",
+                "CacheMaintenance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "tools/urlcache"
@@ -99,9 +107,26 @@ let package = Package(
             name: "MultiProcessTests",
             dependencies: ["SharedURLCacheStore", "CacheWorker"]
         ),
+        // Test support: a loopback HTTP/1.1 origin that counts requests, and a tiny client.
+        .target(
+            name: "LoopbackOrigin",
+            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Tests/LoopbackOrigin"
+        ),
         .testTarget(
             name: "SharedURLCacheTests",
-            dependencies: ["SharedURLCache", "SharedURLCacheStore", "CacheWorker"]
+            dependencies: ["SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "CacheMaintenanceTests",
+            dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics"]
         ),
         .testTarget(
             name: "HTTPCacheSemanticsTests",

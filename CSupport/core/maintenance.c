@@ -228,7 +228,10 @@ static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore,
         char sub[4];
         int is_tmp = i == 256;
         if (!is_tmp) snprintf(sub, sizeof sub, "%02x", i);
-        int dirfd = is_tmp ? dup(c->tmpfd) : suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        /* A fresh descriptor each time: a dup() would share the read position of tmpfd, and a
+         * second sweep in this process would then list nothing. */
+        int dirfd = is_tmp ? suc_os_openat(c->rootfd, "tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0)
+                           : suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
         if (dirfd < 0) continue;
         int listfd = dup(dirfd);
         DIR *d = listfd >= 0 ? fdopendir(listfd) : NULL;

@@ -35,6 +35,15 @@ public enum ReuseDecision: Sendable, Hashable {
         /// (RFC 5861 §4 stale-if-error); nil when it must not be (then the flow answers 504 on a
         /// network failure, RFC 9111 §5.2.2.2).
         public var staleIfErrorUntil: Date?
+
+        /// Creates revalidation details (callers outside the decision: e.g. a policy that
+        /// always revalidates).
+        public init(conditionalHeaders: HTTPFields, reason: RevalidationReason, ageSeconds: Int, staleIfErrorUntil: Date?) {
+            self.conditionalHeaders = conditionalHeaders
+            self.reason = reason
+            self.ageSeconds = ageSeconds
+            self.staleIfErrorUntil = staleIfErrorUntil
+        }
     }
 
     /// Why a revalidation is needed.

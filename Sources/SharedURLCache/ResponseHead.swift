@@ -1,3 +1,5 @@
+import Foundation
+
 /// The response head kept in a record's `head` bytes: what a `URLResponse` needs to be rebuilt,
 /// plus the request header values named by `Vary` (RFC 9111 §4.1).
 ///
@@ -16,6 +18,10 @@
 ///      …   1[+4+n] text encoding name: same
 ///      …     4  header count H, then H × (name string, value string), as received
 ///      …     4  selecting request field count V, then V × (name string, value string)
+/// format version 2 only (entries stored by the HTTP caching flow), the exchange:
+///      …     8  request time, ms since 1970 (Int64)
+///      …     8  response time, ms since 1970 (Int64)
+///      …     1  flags: 0x1 the request carried Authorization
 /// ```
 ///
 /// Decoding is bounds-checked throughout and rejects trailing bytes; anything malformed decodes
@@ -27,7 +33,9 @@ struct ResponseHead: Sendable, Hashable {
     }
 
     static let magic: [UInt8] = [UInt8(ascii: "R"), UInt8(ascii: "H")]
+    /// Version 1: no exchange; version 2: with the exchange (RFC 9111 §4.2.3 times).
     static let formatVersion: UInt8 = 1
+    static let exchangeFormatVersion: UInt8 = 2
     /// More header lines than any real response; bounds a hostile count before allocation.
     static let maximumFieldCount = 4096
 
@@ -41,6 +49,15 @@ struct ResponseHead: Sendable, Hashable {
     var headerFields: [HeaderPair]
     /// The request header fields named by the response's `Vary`.
     var varyRequestFields: [HeaderPair]
+    /// The request/response facts the HTTP caching flow keeps (nil for URLCache-style stores).
+    var exchange: Exchange?
+
+    /// RFC 9111 §4.2.3 request_time and response_time, and the §3.5 Authorization fact.
+    struct Exchange: Sendable, Hashable {
+        var requestTime: Date
+        var responseTime: Date
+        var requestHadAuthorization: Bool
+    }
 
     struct HeaderPair: Sendable, Hashable {
         var name: String
@@ -50,7 +67,7 @@ struct ResponseHead: Sendable, Hashable {
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes += Self.magic
-        writer.bytes.append(Self.formatVersion)
+        writer.bytes.append(exchange == nil ? Self.formatVersion : Self.exchangeFormatVersion)
         writer.bytes.append(kind.rawValue)
         writer.appendUInt16(UInt16(clamping: statusCode))
         writer.appendUInt64(UInt64(bitPattern: expectedContentLength))
@@ -59,23 +76,45 @@ struct ResponseHead: Sendable, Hashable {
         writer.appendOptionalString(textEncodingName)
         writer.appendPairs(headerFields)
         writer.appendPairs(varyRequestFields)
+        if let exchange {
+            writer.appendUInt64(UInt64(bitPattern: Self.milliseconds(exchange.requestTime)))
+            writer.appendUInt64(UInt64(bitPattern: Self.milliseconds(exchange.responseTime)))
+            writer.bytes.append(exchange.requestHadAuthorization ? 1 : 0)
+        }
         return writer.bytes
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        return ms.isFinite ? Int64(max(min(ms, 9e15), -9e15)) : 0
     }
 
     /// Decodes a head; `nil` for anything malformed, truncated, of another version or followed
     /// by trailing bytes.
     init?(decoding bytes: [UInt8]) {
         var reader = ByteReader(bytes)
-        guard reader.readBytes(2).map(Array.init) == Self.magic, reader.readUInt8() == Self.formatVersion,
+        guard reader.readBytes(2).map(Array.init) == Self.magic, let version = reader.readUInt8(),
+            version == Self.formatVersion || version == Self.exchangeFormatVersion,
             let kindByte = reader.readUInt8(), let kind = Kind(rawValue: kindByte),
             let status = reader.readUInt16(), let length = reader.readUInt64(),
             let url = reader.readString(),
             let mimeType = reader.readOptionalString(),
             let textEncodingName = reader.readOptionalString(),
             let headerFields = reader.readPairs(limit: Self.maximumFieldCount),
-            let varyRequestFields = reader.readPairs(limit: Self.maximumFieldCount),
-            reader.isAtEnd
+            let varyRequestFields = reader.readPairs(limit: Self.maximumFieldCount)
         else { return nil }
+        if version == Self.exchangeFormatVersion {
+            guard let request = reader.readUInt64(), let response = reader.readUInt64(), let flags = reader.readUInt8(),
+                flags & ~1 == 0
+            else { return nil }
+            exchange = Exchange(
+                requestTime: Date(timeIntervalSince1970: Double(Int64(bitPattern: request)) / 1000),
+                responseTime: Date(timeIntervalSince1970: Double(Int64(bitPattern: response)) / 1000),
+                requestHadAuthorization: flags & 1 != 0)
+        } else {
+            exchange = nil
+        }
+        guard reader.isAtEnd else { return nil }
         self.kind = kind
         self.statusCode = Int(status)
         self.expectedContentLength = Int64(bitPattern: length)
@@ -88,8 +127,10 @@ struct ResponseHead: Sendable, Hashable {
 
     init(
         kind: Kind, statusCode: Int, expectedContentLength: Int64, url: String, mimeType: String?,
-        textEncodingName: String?, headerFields: [HeaderPair], varyRequestFields: [HeaderPair]
+        textEncodingName: String?, headerFields: [HeaderPair], varyRequestFields: [HeaderPair],
+        exchange: Exchange? = nil
     ) {
+        self.exchange = exchange
         self.kind = kind
         self.statusCode = statusCode
         self.expectedContentLength = expectedContentLength

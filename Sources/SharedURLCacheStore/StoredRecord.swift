@@ -71,4 +71,18 @@ public struct StoreStatistics: Sendable, Hashable {
     public var evictions: Int
     /// Entries purged because their data failed a check, ever.
     public var corruptPurges: Int
+
+    public init(entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
+                readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int) {
+        self.entries = entries
+        self.bodyBytes = bodyBytes
+        self.storedBytes = storedBytes
+        self.recordBytes = recordBytes
+        self.indexMapBytes = indexMapBytes
+        self.indexUsedBytes = indexUsedBytes
+        self.readerSlotsUsed = readerSlotsUsed
+        self.readerSlotsMax = readerSlotsMax
+        self.evictions = evictions
+        self.corruptPurges = corruptPurges
+    }
 }

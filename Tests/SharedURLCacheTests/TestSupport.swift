@@ -7,7 +7,7 @@ import SharedURLCacheStore
 import Testing
 
 /// A fresh, uniquely named directory per test (mkdtemp), removed when the test drops it.
-final class TestDirectory {
+final class TestDirectory: Sendable {
     let root: String
     var cache: URL { URL(fileURLWithPath: root + "/cache") }
 

@@ -1,4 +1,7 @@
 import ArgumentParser
+import CacheMaintenance
+import Foundation
+import SharedURLCacheStore
 
 /// `urlcache`: the operators' command line for a SharedURLCache directory.
 @main
@@ -6,6 +9,35 @@ struct URLCacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "urlcache",
         abstract: "Operate a SharedURLCache directory shared by several processes.",
-        subcommands: [Demo.self, DemoWorker.self, Stats.self]
+        discussion: """
+            Every command is safe while services use the directory. --json prints one JSON object \
+            (snake_case keys, ISO 8601 dates) on stdout; errors go to stderr.
+
+            Exit codes:
+              0  success (a purge or list that matches nothing is success)
+              1  verify: damage (after --fix: damage left); show: no entry
+              2  usage: bad option, size, age, date or URL; conflicting options
+              3  cache error: directory missing, unsafe, not a cache; I/O
+              4  busy: another compaction holds the lock (compact --wait waits)
+            """,
+        subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Demo.self, DemoWorker.self]
     )
+
+    /// ArgumentParser exits 64 on usage errors; the documented code is 2, and store and
+    /// maintenance errors map to 3 and 4 (``ExitStatus``).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error where error is CacheError || error is MaintenanceError {
+            FileHandle.standardError.write(Data("urlcache: \(ExitStatus.message(for: error))\n".utf8))
+            Foundation.exit(ExitStatus(for: error).rawValue)
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
 }

@@ -1,0 +1,228 @@
+import Foundation
+import SharedURLCacheStore
+
+/// What `urlcache compact` is asked to hold the directory to.
+///
+/// Policy: least recently used first (by last use, recorded lazily by every process's hits), because
+/// an HTTP cache's value is in what is being requested now; the store's last-use index makes the
+/// walk oldest-first without a scan. Size eviction uses two marks so an hourly cron run does not
+/// trim a little every hour: nothing is evicted for size while the directory is at or under
+/// `maxSize`; once over, entries go until it is at `lowWater`.
+public struct CompactionOptions: Sendable, Hashable {
+    /// The directory's capacity (bytes, or a percentage of its file system); `nil`: no size limit.
+    public var maxSize: SizeLimit?
+    /// Where size eviction stops: a percentage of `maxSize`, or bytes (at most `maxSize`).
+    public var lowWater: SizeLimit = .percent(90)
+    /// Entries not used for this long go whatever the size.
+    public var maxAge: Duration?
+    /// Keep at least this much of the file system free (bytes, or a percentage of it): when less is
+    /// available, evict the shortfall.
+    public var minFree: SizeLimit?
+    /// Orphan body files and temp files younger than this may belong to a store in flight.
+    public var gracePeriod: Duration = .seconds(600)
+    /// Entries per write transaction: a live writer waits at most one batch.
+    public var batchSize = 1000
+    /// Count what would go; change nothing.
+    public var dryRun = false
+    /// Wait for a running compaction instead of failing with `.busy`.
+    public var waitForLock = false
+
+    public init() {}
+}
+
+/// The sizes a compaction worked from and the target it gave the store.
+///
+/// Size is what the store counts per entry, `entryBytes` = bodies on disk (with their header and
+/// record copy) + index records: the same measure as the online hard cap
+/// (`CacheStoreConfiguration.hardCapacityBytes`), so the two limits can be set side by side.
+/// The index file's own overhead (B-tree pages, the time indexes, free pages) is reported in
+/// `indexUsedBytes` but not counted: LMDB never shrinks its file, it reuses freed pages, so
+/// counting its high-water mark would make every later run evict again although nothing grew.
+/// Leave headroom for it (the low-water mark, `--min-free`).
+public struct CompactionPlan: Sendable, Hashable, Codable {
+    public var entryBytes: Int
+    /// The index file in use (last page), informational.
+    public var indexUsedBytes: Int
+    public var fileSystem: FileSystemSpace?
+    public var maxSizeBytes: Int?
+    public var lowWaterBytes: Int?
+    public var minFreeBytes: Int?
+    /// The bound on `entryBytes` the store evicts down to; `nil`: no eviction for size.
+    public var targetBytes: Int?
+    /// Entries last used before this go (`maxAge`).
+    public var unusedBefore: Date?
+    /// Why anything is evicted: `over-max-size`, `below-min-free`, `max-age`.
+    public var reasons: [String]
+
+    /// Computes the plan; pure, so the arithmetic is tested without a disk.
+    /// - Throws: ``MaintenanceError/invalidArgument(_:)`` when the marks contradict each other, or a
+    ///   percentage of the file system is asked for without `fileSystem`.
+    public static func make(
+        statistics: StoreStatistics, options: CompactionOptions, fileSystem: FileSystemSpace?, now: Date
+    ) throws(MaintenanceError) -> CompactionPlan {
+        try make(
+            storedBytes: statistics.storedBytes, recordBytes: statistics.recordBytes,
+            indexUsedBytes: statistics.indexUsedBytes, options: options, fileSystem: fileSystem, now: now)
+    }
+
+    /// The same from the three counters it uses (`StoreStatistics` fields).
+    public static func make(
+        storedBytes: Int, recordBytes: Int, indexUsedBytes: Int, options: CompactionOptions, fileSystem: FileSystemSpace?,
+        now: Date
+    ) throws(MaintenanceError) -> CompactionPlan {
+        func resolveOnFileSystem(_ limit: SizeLimit?, _ name: String) throws(MaintenanceError) -> Int? {
+            guard let limit else { return nil }
+            if case .percent = limit, fileSystem == nil { throw .invalidArgument("\(name) as a percentage needs the file system size") }
+            return limit.resolved(of: fileSystem?.totalBytes ?? 0)
+        }
+        let entryBytes = storedBytes + recordBytes
+        var plan = CompactionPlan(
+            entryBytes: entryBytes, indexUsedBytes: indexUsedBytes, fileSystem: fileSystem, maxSizeBytes: nil, lowWaterBytes: nil, minFreeBytes: nil, targetBytes: nil,
+            unusedBefore: nil, reasons: [])
+        var targets: [Int] = []
+        if let maxSize = try resolveOnFileSystem(options.maxSize, "--max-size") {
+            let lowWater = options.lowWater.resolved(of: maxSize)
+            guard lowWater <= maxSize else {
+                throw .invalidArgument("--low-water (\(lowWater) bytes) is above --max-size (\(maxSize) bytes)")
+            }
+            plan.maxSizeBytes = maxSize
+            plan.lowWaterBytes = lowWater
+            if entryBytes > maxSize {
+                targets.append(lowWater)
+                plan.reasons.append("over-max-size")
+            }
+        }
+        if let minFree = try resolveOnFileSystem(options.minFree, "--min-free"), let fileSystem {
+            plan.minFreeBytes = minFree
+            if fileSystem.availableBytes < minFree {
+                targets.append(max(0, entryBytes - (minFree - fileSystem.availableBytes)))
+                plan.reasons.append("below-min-free")
+            }
+        }
+        plan.targetBytes = targets.min()
+        if let maxAge = options.maxAge {
+            plan.unusedBefore = now.addingTimeInterval(-maxAge.timeInterval)
+            plan.reasons.append("max-age")
+        }
+        return plan
+    }
+}
+
+/// What `urlcache compact` did (or, with `dryRun`, would do).
+public struct CompactionSummary: TextReport, Sendable, Hashable, Codable {
+    public var directory: String
+    public var dryRun: Bool
+    public var plan: CompactionPlan
+    /// The store's report: evicted entries and bytes, expired, orphans, temp files, transactions.
+    public var result: CompactionReport
+    public var entriesBefore: Int
+    public var entriesAfter: Int
+    public var entryBytesBefore: Int
+    public var entryBytesAfter: Int
+    /// The directory's eviction counter after the run (shared by every process, ever).
+    public var evictionsCounter: Int
+    public var seconds: Double
+    /// Evicted entries per second of the run (0 when nothing was evicted).
+    public var evictedPerSecond: Double
+
+    public var text: String {
+        var rows: [(String, String)] = [
+            ("directory", directory),
+            ("mode", dryRun ? "dry run (nothing changed)" : "compacted"),
+            ("size before", "\(TextFormat.bytes(entryBytesBefore)) in entries; index file \(TextFormat.bytes(plan.indexUsedBytes)) in use"),
+        ]
+        if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {
+            rows.append(("max size / low water", "\(TextFormat.bytes(max)) / \(TextFormat.bytes(low))"))
+        }
+        if let minFree = plan.minFreeBytes, let fs = plan.fileSystem {
+            rows.append(("min free / available", "\(TextFormat.bytes(minFree)) / \(TextFormat.bytes(fs.availableBytes))"))
+        }
+        if let cutoff = plan.unusedBefore { rows.append(("evict unused before", TextFormat.date(cutoff))) }
+        rows.append(("reasons", plan.reasons.isEmpty ? "none (within limits; swept orphans only)" : plan.reasons.joined(separator: ", ")))
+        let verb = dryRun ? "would evict" : "evicted"
+        rows += [
+            (verb, "\(result.evictedEntries) entries, \(TextFormat.bytes(result.evictedBytes)) (\(result.expiredEntries) for age)"),
+            ("entries", "\(entriesBefore) → \(entriesAfter)"),
+            ("entry bytes", "\(TextFormat.bytes(entryBytesBefore)) → \(TextFormat.bytes(entryBytesAfter))"),
+            ("orphan files", "\(result.orphanFiles) (\(TextFormat.bytes(result.orphanBytes)))"),
+            ("temp files", "\(result.tempFiles)"),
+            ("write transactions", "\(result.transactions)"),
+            ("time", String(format: "%.3f s", seconds) + (result.evictedEntries > 0 && !dryRun ? String(format: " (%.0f entries/s)", evictedPerSecond) : "")),
+        ]
+        return TextFormat.pairs(rows)
+    }
+}
+
+extension CacheMaintainer {
+    /// Compacts the directory while services keep using it.
+    ///
+    /// Evicts least recently used entries until the directory is back under the low-water mark
+    /// (when it was over `maxSize`) and under the `minFree` shortfall, entries unused for `maxAge`,
+    /// then orphan body files and temp files older than the grace period. Works in write
+    /// transactions of `batchSize` entries and unlinks bodies after each commit; evictions go into
+    /// the directory's counters. DIR/compact.lock keeps two runs from overlapping.
+    ///
+    /// - Parameters:
+    ///   - options: limits and mode.
+    ///   - now: the clock (for `maxAge`).
+    ///   - fileSystem: the file system's size and free space; measured with `statvfs` when `nil`.
+    ///   - progress: called between transactions with (entries, bytes) evicted so far.
+    /// - Throws: `CacheError` (`.busy` when another compaction runs and `waitForLock` is off),
+    ///   ``MaintenanceError/invalidArgument(_:)`` for contradictory limits.
+    public func compact(
+        _ options: CompactionOptions, now: Date = Date(), fileSystem: FileSystemSpace? = nil,
+        progress: ((Int, Int) -> Void)? = nil
+    ) throws -> CompactionSummary {
+        let start = ContinuousClock.now
+        var attempt = try compactOnce(options, now: now, fileSystem: fileSystem, progress: progress)
+        while attempt.result == nil {
+            // Busy and asked to wait: wait for the running compaction with a dry run (it takes the
+            // lock and changes nothing), then plan again from the sizes as they are now — a run that
+            // waited must not evict by the sizes from before the other run.
+            var wait = CompactionPolicy()
+            wait.waitForLock = true
+            wait.dryRun = true
+            _ = try store.compact(wait)
+            attempt = try compactOnce(options, now: now, fileSystem: fileSystem, progress: progress)
+        }
+        let before = attempt.before
+        let plan = attempt.plan
+        let result = attempt.result!
+        let after = try store.statistics()
+        let seconds = (ContinuousClock.now - start).timeInterval
+        // Other processes keep storing meanwhile, so "after" is the directory now, not before − evicted.
+        return CompactionSummary(
+            directory: directory, dryRun: options.dryRun, plan: plan, result: result,
+            entriesBefore: before.entries,
+            entriesAfter: options.dryRun ? before.entries - result.evictedEntries : after.entries,
+            entryBytesBefore: plan.entryBytes,
+            entryBytesAfter: options.dryRun ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
+            evictionsCounter: after.evictions, seconds: seconds,
+            evictedPerSecond: seconds > 0 ? Double(result.evictedEntries) / seconds : 0)
+    }
+
+    /// One planned compaction without waiting; `result == nil` when another one holds the lock
+    /// and `options.waitForLock` asks to wait for it.
+    private func compactOnce(
+        _ options: CompactionOptions, now: Date, fileSystem: FileSystemSpace?, progress: ((Int, Int) -> Void)?
+    ) throws -> (before: StoreStatistics, plan: CompactionPlan, result: CompactionReport?) {
+        let space = try fileSystem ?? FileSystemSpace.of(directory: directory)
+        let before = try store.statistics()
+        let plan = try CompactionPlan.make(statistics: before, options: options, fileSystem: space, now: now)
+        var policy = CompactionPolicy(targetBytes: plan.targetBytes, unusedBefore: plan.unusedBefore)
+        policy.gracePeriod = options.gracePeriod
+        policy.batchSize = options.batchSize
+        policy.dryRun = options.dryRun
+        let outcome: Result<CompactionReport, CacheError>
+        do {
+            outcome = .success(try store.compact(policy, progress: progress))
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let report): return (before, plan, report)
+        case .failure(let error) where error.code == .busy && options.waitForLock: return (before, plan, nil)
+        case .failure(let error): throw error
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import SharedURLCacheStore
+
+/// Which entries `urlcache purge` removes: the entries matching every given criterion, or all.
+public struct PurgeSelection: Sendable, Hashable, Codable {
+    /// Exactly this URL (normalised), every method and variant.
+    public var url: String?
+    /// URLs starting with this prefix (normalised like keys are).
+    public var urlPrefix: String?
+    /// Entries stored at or after this date.
+    public var storedSince: Date?
+    /// Entries of this partition.
+    public var partition: String?
+    /// Every entry (no other criterion allowed).
+    public var all: Bool
+
+    public init(url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil, all: Bool = false) {
+        self.url = url
+        self.urlPrefix = urlPrefix
+        self.storedSince = storedSince
+        self.partition = partition
+        self.all = all
+    }
+
+    /// - Throws: ``MaintenanceError/invalidArgument(_:)`` for an empty or contradictory selection.
+    public func validated() throws(MaintenanceError) -> PurgeSelection {
+        let criteria = [url != nil, urlPrefix != nil, storedSince != nil, partition != nil].filter { $0 }.count
+        if all && criteria > 0 { throw .invalidArgument("--all cannot be combined with another selection") }
+        if !all && criteria == 0 { throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition or --all") }
+        if url != nil && urlPrefix != nil { throw .invalidArgument("--url and --prefix cannot be combined") }
+        var normalized = self
+        if let url { normalized.url = try StoredKey.normalize(url) }
+        normalized.urlPrefix = urlPrefix.map(StoredKey.normalizePrefix)
+        return normalized
+    }
+
+    func matches(_ record: StoredRecord) -> Bool {
+        if all { return true }
+        if let partition, record.partition != Array(partition.utf8) { return false }
+        if let storedSince, record.storedAt < storedSince { return false }
+        if url != nil || urlPrefix != nil {
+            guard let key = StoredKey(decoding: record.key) else { return false }
+            if let url, key.url != url { return false }
+            if let urlPrefix, !key.url.hasPrefix(urlPrefix) { return false }
+        }
+        return true
+    }
+}
+
+/// What `urlcache purge` removed (or, with `dryRun`, would remove).
+public struct PurgeReport: TextReport, Sendable, Hashable, Codable {
+    public var directory: String
+    public var selection: PurgeSelection
+    public var dryRun: Bool
+    /// Entries that matched when the directory was walked.
+    public var matchedEntries: Int
+    /// Their body bytes on disk.
+    public var matchedBytes: Int
+    /// Entries removed (0 in a dry run; can be below `matchedEntries` when services removed or
+    /// replaced some meanwhile, or above it for `--all`/`--since`, which also take what was
+    /// stored during the purge).
+    public var removedEntries: Int
+    /// `scan` (walk + remove each), `store-time-index` (`--since` alone) or `all`.
+    public var method: String
+
+    public var text: String {
+        TextFormat.pairs([
+            ("directory", directory),
+            ("mode", dryRun ? "dry run (nothing removed)" : "purged"),
+            ("matched", "\(matchedEntries) entries, \(TextFormat.bytes(matchedBytes))"),
+            ("removed", "\(removedEntries) entries"),
+        ])
+    }
+}
+
+extension CacheMaintainer {
+    /// Removes the selected entries (index commit, then unlink, as every removal).
+    ///
+    /// `--all` and `--since` alone go through the store's own removals (`--since` uses the
+    /// store-time index, no scan). Other selections walk the records, then remove each matching
+    /// (key, variant) exactly; a variant stored after the walk is left alone.
+    /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
+    public func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
+        let selection = try selection.validated()
+        var matched: [(key: [UInt8], variant: [UInt8])] = []
+        var matchedBytes = 0
+        var matchedEntries = 0
+        if selection.all {
+            let stats = try store.statistics()
+            matchedEntries = stats.entries
+            matchedBytes = stats.storedBytes
+        } else {
+            try store.forEachRecord { record in
+                if selection.matches(record) {
+                    matched.append((record.key, record.variant))
+                    matchedBytes += record.storedSize
+                }
+                return true
+            }
+            matchedEntries = matched.count
+        }
+        var report = PurgeReport(
+            directory: directory, selection: selection, dryRun: dryRun, matchedEntries: matchedEntries,
+            matchedBytes: matchedBytes, removedEntries: 0, method: "scan")
+        if selection.all {
+            report.method = "all"
+            if !dryRun { report.removedEntries = try store.removeAll() }
+        } else if let since = selection.storedSince, selection.url == nil, selection.urlPrefix == nil, selection.partition == nil {
+            report.method = "store-time-index"
+            if !dryRun { report.removedEntries = try store.removeAll(storedSince: since) }
+        } else if !dryRun {
+            for entry in matched { report.removedEntries += try store.remove(key: entry.key, variant: entry.variant) }
+        }
+        return report
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+
+/// What the caching flow proposes to store; a ``HTTPCachingConfiguration/willCacheResponse`` hook
+/// may return it unchanged, modified, or `nil` to veto.
+public struct ProposedCacheEntry: Sendable {
+    /// The response as it will be stored (hop-by-hop fields already removed).
+    public var response: HTTPResponse
+    public var body: Data
+    /// `.allowed` (disk, every process), `.allowedInMemoryOnly` (this process), `.notAllowed`.
+    public var storagePolicy: URLCache.StoragePolicy
+    /// Returned with the entry on later hits (stored as a property list).
+    public var userInfo: [String: String]
+    /// The URL the response is stored under.
+    public let url: String
+}
+
+/// A rule for the common cases the hook would otherwise handle by hand.
+public struct CachingRule: Sendable, Hashable {
+    /// Which requests it applies to: a host (exact, case-insensitive) and/or a path prefix.
+    public var host: String?
+    public var pathPrefix: String?
+    /// Serve responses of these requests as fresh for this long, whatever the origin says
+    /// (for origins that send no cache headers). Implemented by storing
+    /// `Cache-Control: max-age=N` in place of the origin's freshness fields.
+    public var forcedTTLSeconds: Int?
+    /// Never store responses of these requests.
+    public var neverStore: Bool
+
+    public init(host: String? = nil, pathPrefix: String? = nil, forcedTTLSeconds: Int? = nil, neverStore: Bool = false) {
+        self.host = host
+        self.pathPrefix = pathPrefix
+        self.forcedTTLSeconds = forcedTTLSeconds
+        self.neverStore = neverStore
+    }
+
+    func matches(_ request: HTTPRequest) -> Bool {
+        if let host, request.authority.map({ $0.split(separator: ":").first.map(String.init)?.lowercased() }) != host.lowercased() {
+            return false
+        }
+        if let pathPrefix, !(request.path ?? "/").hasPrefix(pathPrefix) { return false }
+        return true
+    }
+}
+
+/// How the caching flow behaves.
+public struct HTTPCachingConfiguration: Sendable {
+    /// RFC 9111 choices: shared (default) or private mode, cookies, heuristics, 5xx (never
+    /// stored by default).
+    public var policy = CachePolicyConfiguration()
+    /// First matching rule wins.
+    public var rules: [CachingRule] = []
+    /// Sees every response about to be stored; return it (maybe modified) or `nil` to veto.
+    public var willCacheResponse: (@Sendable (ProposedCacheEntry) async -> ProposedCacheEntry?)?
+    /// Revalidate in the background for `stale-while-revalidate` (RFC 5861 §3).
+    public var revalidatesInBackground = true
+    /// The clock; a parameter so tests can move time.
+    public var now: @Sendable () -> Date = { Date() }
+
+    public init() {}
+}
+
+/// Why the flow could not answer.
+public enum HTTPCachingError: Error, Sendable, Hashable {
+    /// `returnCacheDataDontLoad` (offline) and nothing is stored for the request.
+    case notCached(url: String)
+    /// The request has no usable absolute http(s) URL.
+    case invalidRequest(String)
+}

@@ -1,0 +1,247 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+import Synchronization
+
+/// A response as the caching flow answers it.
+public struct CachedHTTPResponse: Sendable {
+    public var response: HTTPResponse
+    public var body: Data
+    /// How the cache answered (also suitable for an `X-Cache-Status` header).
+    public var cacheStatus: CacheStatus
+}
+
+/// The whole RFC 9111 dance, transport-neutral: look up, decide, send the conditional request,
+/// merge a 304, store what is storable, invalidate on unsafe methods, serve stale when allowed,
+/// revalidate in the background for `stale-while-revalidate`.
+///
+/// ```swift
+/// let flow = HTTPCachingFlow(cache: try SharedCache(memoryCapacity: 8 << 20, diskCapacity: 1 << 30))
+/// let answer = try await flow.response(for: request, body: nil) { request, body in
+///     try await transport.send(request, body: body)   // → (HTTPResponse, Data)
+/// }
+/// ```
+///
+/// The policy decisions come from ``HTTPCacheSemantics`` (no I/O there); this type does the I/O.
+public final class HTTPCachingFlow: Sendable {
+    /// Sends a request to the origin: `(request, body) → (response head, body)`.
+    public typealias Fetch = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
+
+    public let cache: SharedCache
+    public let configuration: HTTPCachingConfiguration
+    /// URLs being revalidated in the background by this process (one at a time per URL).
+    private let revalidating = Mutex<Set<String>>([])
+
+    public init(cache: SharedCache, configuration: HTTPCachingConfiguration = .init()) {
+        self.cache = cache
+        self.configuration = configuration
+    }
+
+    /// Answers `request` from the cache and/or the origin.
+    /// - Parameters:
+    ///   - request: the request (method, scheme, authority, path with query, header fields).
+    ///   - body: the request body (unsafe methods).
+    ///   - policy: one of the six URLRequest cache policies.
+    ///   - fetch: sends a request to the origin.
+    /// - Throws: ``HTTPCachingError/notCached(url:)`` for an offline miss; `fetch`'s errors
+    ///   when the origin fails and nothing stored may be served.
+    public func response(for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
+                         fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+        guard let url = request.absoluteURLString else { throw HTTPCachingError.invalidRequest("no absolute URL") }
+        // RFC 9111 §4.4: unsafe methods go to the origin and invalidate what they changed.
+        guard request.method == .get || request.method == .head else {
+            let (response, data) = try await fetch(request, body)
+            for target in CacheInvalidation.invalidatedURLs(
+                method: request.method, requestURL: url, status: response.status, responseFields: response.headerFields)
+            {
+                cache.httpInvalidate(url: target.string)
+            }
+            return CachedHTTPResponse(response: response, body: data, cacheStatus: .bypass)
+        }
+        switch policy {
+        case .reloadIgnoringLocalCacheData:
+            return try await fetchAndStore(request, url: url, fetch: fetch, status: .bypass)
+        case .reloadIgnoringLocalAndRemoteCacheData:
+            var forced = request
+            forced.headerFields[.cacheControl] = "no-cache"
+            forced.headerFields[HTTPField.Name.pragmaField] = "no-cache"
+            return try await fetchAndStore(forced, url: url, fetch: fetch, status: .bypass)
+        case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+            if let hit = lookup(request, url: url) {
+                let age = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
+                return serve(hit, for: request, age: age.currentAgeSeconds, status: age.isFresh ? .hit : .stale)
+            }
+            if policy == .returnCacheDataDontLoad { throw HTTPCachingError.notCached(url: url) }
+            return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+        case .reloadRevalidatingCacheData:
+            guard let hit = lookup(request, url: url) else {
+                return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+            }
+            let revalidation = ReuseDecision.Revalidation(
+                conditionalHeaders: ConditionalRequest.headers(for: hit.stored), reason: .requestNoCache,
+                ageSeconds: 0, staleIfErrorUntil: nil)
+            return try await revalidate(request, url: url, hit: hit, revalidation, fetch: fetch)
+        case .useProtocolCachePolicy:
+            return try await protocolPolicy(request, url: url, fetch: fetch)
+        }
+    }
+
+    // MARK: RFC 9111 proper
+
+    private func protocolPolicy(_ request: HTTPRequest, url: String, fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+        let hit = lookup(request, url: url)
+        let decision = ReuseDecision.decide(request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
+        switch decision {
+        case .fresh(let age):
+            return serve(hit!, for: request, age: age, status: .hit)
+        case .staleAllowed(let age, _):
+            return serve(hit!, for: request, age: age, status: .stale)
+        case .staleWhileRevalidate(let age, let conditional):
+            if configuration.revalidatesInBackground { revalidateInBackground(request, url: url, hit: hit!, conditional, fetch: fetch) }
+            return serve(hit!, for: request, age: age, status: .updating)
+        case .revalidate(let revalidation):
+            return try await revalidate(request, url: url, hit: hit!, revalidation, fetch: fetch)
+        case .gatewayTimeout:
+            // RFC 9111 §5.2.1.7: only-if-cached and nothing usable.
+            return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+        case .miss:
+            return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+        }
+    }
+
+    /// RFC 9111 §4.3: a conditional request; a 304 refreshes the stored head (never the body).
+    private func revalidate(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ revalidation: ReuseDecision.Revalidation,
+                            fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+        var conditional = request
+        for field in revalidation.conditionalHeaders { conditional.headerFields[field.name] = field.value }
+        let requestTime = configuration.now()
+        let response: HTTPResponse
+        let data: Data
+        do {
+            (response, data) = try await fetch(conditional, nil)
+        } catch {
+            switch RevalidationOutcome.originUnreachable(
+                stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil, now: configuration.now(),
+                configuration: configuration.policy)
+            {
+            case .serveStale(let age): return serve(hit, for: request, age: age, status: .stale)
+            case .gatewayTimeout: return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+            default: throw error
+            }
+        }
+        let responseTime = configuration.now()
+        switch RevalidationOutcome.evaluate(
+            response: response, stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil,
+            requestTime: requestTime, responseTime: responseTime, now: responseTime, configuration: configuration.policy)
+        {
+        case .notModified(let updated):
+            cache.httpStore(url: url, requestFields: request.headerFields, stored: updated, body: hit.body,
+                            policy: .allowed, userInfo: hit.userInfo)
+            let refreshed = HTTPCacheHit(stored: updated, body: hit.body, userInfo: hit.userInfo)
+            let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy).currentAgeSeconds
+            return serve(refreshed, for: request, age: age, status: .revalidated)
+        case .notModifiedMismatch:
+            return try await fetchAndStore(request, url: url, fetch: fetch, status: .expired)
+        case .replace:
+            return await store(request, url: url, response: response, data: data, requestTime: requestTime,
+                               responseTime: responseTime, status: .expired, replacing: true)
+        case .serveStale(let age):
+            return serve(hit, for: request, age: age, status: .stale)
+        case .forwardError:
+            return CachedHTTPResponse(response: response, body: data, cacheStatus: .expired)
+        case .gatewayTimeout:
+            return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+        }
+    }
+
+    /// RFC 5861 §3: serve now, revalidate once in the background (per URL, in this process).
+    private func revalidateInBackground(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ conditional: HTTPFields,
+                                        fetch: @escaping Fetch) {
+        let claimed = revalidating.withLock { $0.insert(url).inserted }
+        guard claimed else { return }
+        let revalidation = ReuseDecision.Revalidation(conditionalHeaders: conditional, reason: .stale, ageSeconds: 0, staleIfErrorUntil: nil)
+        Task.detached { [self] in
+            defer { _ = revalidating.withLock { $0.remove(url) } }
+            _ = try? await revalidate(request, url: url, hit: hit, revalidation, fetch: fetch)
+        }
+    }
+
+    // MARK: Origin and storage
+
+    private func fetchAndStore(_ request: HTTPRequest, url: String, fetch: Fetch, status: CacheStatus) async throws -> CachedHTTPResponse {
+        let requestTime = configuration.now()
+        let (response, data) = try await fetch(request, nil)
+        return await store(request, url: url, response: response, data: data, requestTime: requestTime,
+                           responseTime: configuration.now(), status: status, replacing: false)
+    }
+
+    /// Stores what RFC 9111 §3 (and the rules and hook) allow; answers the origin's response.
+    private func store(_ request: HTTPRequest, url: String, response: HTTPResponse, data: Data, requestTime: Date,
+                       responseTime: Date, status: CacheStatus, replacing: Bool) async -> CachedHTTPResponse {
+        let answer = CachedHTTPResponse(response: response, body: data, cacheStatus: status)
+        guard request.method == .get else { return answer } // a HEAD response has no body to store
+        let rule = configuration.rules.first { $0.matches(request) }
+        if rule?.neverStore == true { return answer }
+        var candidate = response
+        if let ttl = rule?.forcedTTLSeconds {
+            candidate.headerFields[.cacheControl] = "max-age=\(max(0, ttl))"
+            candidate.headerFields[.expires] = nil
+            candidate.headerFields[HTTPField.Name.pragmaField] = nil
+        }
+        guard case .store = StorageDecision.evaluate(request: request, response: candidate, responseTime: responseTime,
+                                                     configuration: configuration.policy)
+        else {
+            if replacing { cache.httpInvalidate(url: url) } // RFC 9111 §4.3.3: the old one is stale for good
+            return answer
+        }
+        let stored = StoredResponse(request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
+        var proposal = ProposedCacheEntry(
+            response: HTTPResponse(status: stored.status, headerFields: stored.headerFields), body: data,
+            storagePolicy: .allowed, userInfo: [:], url: url)
+        if let hook = configuration.willCacheResponse {
+            guard let modified = await hook(proposal) else { return answer } // vetoed
+            proposal = modified
+        }
+        let userInfo: [UInt8]
+        switch UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) {
+        case .success(let bytes): userInfo = bytes
+        case .failure: return answer
+        }
+        var final = stored
+        final.headerFields = HopByHopFields.removing(from: proposal.response.headerFields)
+        final.status = proposal.response.status
+        cache.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
+                        policy: proposal.storagePolicy, userInfo: userInfo)
+        return answer
+    }
+
+    private func lookup(_ request: HTTPRequest, url: String) -> HTTPCacheHit? {
+        cache.httpLookup(url: url, requestFields: request.headerFields)
+    }
+
+    /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
+    /// a HEAD request).
+    private func serve(_ hit: HTTPCacheHit, for request: HTTPRequest, age: Int, status: CacheStatus) -> CachedHTTPResponse {
+        var fields = hit.stored.headerFields
+        fields[.age] = String(max(0, age))
+        return CachedHTTPResponse(
+            response: HTTPResponse(status: hit.stored.status, headerFields: fields),
+            body: request.method == .head ? Data() : hit.body, cacheStatus: status)
+    }
+}
+
+extension HTTPField.Name {
+    /// `Pragma` (RFC 9111 §5.4), which swift-http-types does not name.
+    static let pragmaField = HTTPField.Name("Pragma")!
+}
+
+extension HTTPRequest {
+    /// `scheme://authority/path?query`, or nil when scheme or authority is missing.
+    var absoluteURLString: String? {
+        guard let scheme, let authority, !authority.isEmpty else { return nil }
+        return scheme + "://" + authority + (path ?? "/")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+
+/// A stored exchange as the caching flow sees it.
+struct HTTPCacheHit: Sendable {
+    var stored: StoredResponse
+    var body: Data
+    var userInfo: [UInt8]
+}
+
+/// The HTTP caching flow's access to the cache: entries keyed by the GET request of a URL
+/// (a HEAD is answered from it, RFC 9111 §4), carrying the exchange's times.
+extension SharedCache {
+    func httpLookup(url: String, requestFields: HTTPFields) -> HTTPCacheHit? {
+        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)),
+            let entry = entry(for: LookupKey(key: key, requestFields: requestFields)),
+            entry.head.kind == .http, let status = HTTPResponse.Status(code: entry.head.statusCode) as HTTPResponse.Status?
+        else { return nil }
+        let head = entry.head
+        let exchange = head.exchange
+        let stored = StoredResponse(
+            status: status,
+            headerFields: HTTPFields(pairs: head.headerFields.map { (key: $0.name, value: $0.value) }),
+            requestMethod: .get,
+            varyRequestFields: HTTPFields(pairs: head.varyRequestFields.map { (key: $0.name, value: $0.value) }),
+            requestHadAuthorization: exchange?.requestHadAuthorization ?? false,
+            requestTime: exchange?.requestTime ?? entry.storedAt,
+            responseTime: exchange?.responseTime ?? entry.storedAt)
+        return HTTPCacheHit(stored: stored, body: entry.body, userInfo: entry.userInfo)
+    }
+
+    /// Stores an exchange; `false` when it was refused (counted and logged).
+    @discardableResult
+    func httpStore(url: String, requestFields: HTTPFields, stored: StoredResponse, body: Data,
+                   policy: URLCache.StoragePolicy, userInfo: [UInt8]) -> Bool {
+        if policy == .notAllowed { return false }
+        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return false }
+        let vary = stored.vary
+        if vary.isWildcard { return refuse(.varyWildcard, url: URL(string: url)) != nil }
+        if vary.hasInvalidName { return refuse(.invalidVary, url: URL(string: url)) != nil }
+        var pairs: [ResponseHead.HeaderPair] = []
+        for field in stored.headerFields { pairs.append(.init(name: field.name.canonicalName, value: field.value)) }
+        let head = ResponseHead(
+            kind: .http, statusCode: stored.status.code, expectedContentLength: Int64(body.count), url: url,
+            mimeType: nil, textEncodingName: nil, headerFields: pairs,
+            varyRequestFields: stored.varyRequestFields.map { .init(name: $0.name.canonicalName, value: $0.value) },
+            exchange: .init(requestTime: stored.requestTime, responseTime: stored.responseTime,
+                            requestHadAuthorization: stored.requestHadAuthorization))
+        let prepared = PreparedStore(
+            key: key,
+            variant: vary.isEmpty ? [] : VaryKey(vary: vary, requestFields: requestFields).encoded,
+            vary: vary.isEmpty ? nil : vary,
+            entry: CacheEntry(head: head, body: body, userInfo: userInfo, storedAt: Self.storeTime(),
+                              inMemoryOnly: policy == .allowedInMemoryOnly),
+            headBytes: head.encoded())
+        guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
+            return refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes),
+                          url: URL(string: url)) != nil
+        }
+        commit(prepared)
+        return true
+    }
+
+    /// Removes every variant stored for the GET of `url` (RFC 9111 §4.4 invalidation).
+    func httpInvalidate(url: String) {
+        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return }
+        remove(key: key)
+    }
+}

@@ -1,0 +1,84 @@
+import CacheMaintenance
+import Foundation
+import SharedURLCacheStore
+import Testing
+
+@Suite(.timeLimit(.minutes(3)))
+struct JSONOutputTests {
+    func object(_ json: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "not one JSON object: \(json)")
+    }
+
+    @Test("every report's JSON is one object that parses and round-trips, with snake_case keys")
+    func reports() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        for i in 0..<50 {
+            let key = try StoredKey.encode(partition: i % 2 == 0 ? "a" : "b", method: "GET", url: "https://api.example.com/\(i)")
+            try store.store(RecordDescriptor(key: key, partition: bytes(i % 2 == 0 ? "a" : "b")), body: bytes(String(repeating: "x", count: i)))
+        }
+        let maintainer = CacheMaintainer(store: store)
+        var options = CompactionOptions()
+        options.maxSize = .bytes(1)
+        options.dryRun = true
+
+        let compact = try maintainer.compact(options)
+        #expect(try ReportEncoding.decode(CompactionSummary.self, from: ReportEncoding.json(compact)) == compact)
+        #expect(try object(ReportEncoding.json(compact))["entries_before"] as? Int == 50)
+
+        let stats = try maintainer.statistics()
+        #expect(try ReportEncoding.decode(StatisticsReport.self, from: ReportEncoding.json(stats)).entries == 50)
+        let partitions = try #require(try object(ReportEncoding.json(stats))["partitions"] as? [[String: Any]])
+        #expect(Set(partitions.compactMap { $0["name"] as? String }) == ["a", "b"])
+
+        let verify = try maintainer.verify()
+        #expect(try ReportEncoding.decode(VerificationSummary.self, from: ReportEncoding.json(verify)) == verify)
+        #expect(try object(ReportEncoding.json(verify))["damage_found"] as? Bool == false)
+
+        let list = try maintainer.list()
+        let listJSON = try object(ReportEncoding.json(list))
+        #expect((listJSON["entries"] as? [[String: Any]])?.first?["body_bytes"] != nil)
+        #expect(try ReportEncoding.decode(ListingReport.self, from: ReportEncoding.json(list)).entries.count == 50)
+
+        let show = try maintainer.show(url: "https://api.example.com/3")
+        #expect(try object(ReportEncoding.json(show))["url"] as? String == "https://api.example.com/3")
+
+        let purge = try maintainer.purge(PurgeSelection(partition: "a"), dryRun: true)
+        #expect(try object(ReportEncoding.json(purge))["matched_entries"] as? Int == 25)
+        #expect(try ReportEncoding.decode(PurgeReport.self, from: ReportEncoding.json(purge)) == purge)
+        // Text for humans, too.
+        for text in [compact.text, stats.text, verify.text, list.text, show.text, purge.text] { #expect(!text.isEmpty) }
+    }
+
+    @Test("smoke: the built urlcache prints one JSON object per subcommand and the documented exit codes")
+    func commandLine() throws {
+        let dir = TestDirectory()
+        do {
+            let store = try CacheStore(directory: dir.cache)
+            for i in 0..<20 {
+                try store.store(RecordDescriptor(key: try StoredKey.encode(partition: "", method: "GET", url: "https://a.test/\(i)")), body: bytes("v\(i)"))
+            }
+        }
+        let urlcache = builtExecutable("urlcache")
+        try #require(FileManager.default.isExecutableFile(atPath: urlcache.path), "build urlcache first (swift build --build-tests builds it)")
+        func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+            try ChildProcess(urlcache, arguments).finish()
+        }
+        for arguments in [
+            ["stats", dir.cache, "--json"], ["verify", dir.cache, "--json"], ["list", dir.cache, "--json", "--prefix", "https://a.test/1"],
+            ["show", dir.cache, "https://a.test/3", "--json"], ["purge", dir.cache, "--url", "https://a.test/4", "--dry-run", "--json"],
+            ["compact", dir.cache, "--max-size", "1KiB", "--low-water", "50%", "--max-age", "30d", "--min-free", "1%", "--json"],
+        ] {
+            let result = try run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+            #expect(result.out.split(separator: "\n").count == 1, "\(arguments): one line")
+            _ = try object(result.out)
+        }
+        #expect(try run(["show", dir.cache, "https://a.test/absent"]).status == 1)
+        #expect(try run(["compact", dir.cache, "--max-size", "20XB"]).status == 2)
+        #expect(try run(["purge", dir.cache]).status == 2)
+        let missing = try run(["stats", dir.root + "/absent"])
+        #expect(missing.status == 3 && missing.err.contains("directoryNotFound") && missing.out.isEmpty)
+        #expect(try run(["verify", dir.cache]).status == 0)
+    }
+}

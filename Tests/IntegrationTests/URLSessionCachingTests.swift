@@ -1,0 +1,161 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackOrigin
+import SharedURLCache
+import SharedURLCacheFoundation
+import Testing
+
+/// URLSession on Linux with the caching protocol, against a loopback origin that counts
+/// requests. Serialized: the protocol's flow is process-wide.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+final class URLSessionCachingTests {
+    let root: String
+    let origin: LoopbackOrigin
+    let session: URLSession
+
+    static func body(_ n: Int) -> String { "{\"n\":\(n),\"items\":[" + String(repeating: "1,", count: 300) + "1]}" }
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/suc-it-XXXXXX").utf8CString)
+        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        origin = try LoopbackOrigin { request, n in URLSessionCachingTests.respond(request, n) }
+        // The two lines of setup a user writes:
+        let configuration = URLSessionConfiguration.default
+        configuration.useSharedURLCache(try SharedCache(memoryCapacity: 4 << 20, diskCapacity: 256 << 20, directory: URL(fileURLWithPath: root + "/cache")))
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        origin.stop()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The origin: the path says what to send.
+    static func respond(_ request: LoopbackOrigin.Request, _ n: Int) -> LoopbackOrigin.Response {
+        let path = request.target
+        if path.hasPrefix("/etag") {
+            if request.header("If-None-Match") == "\"v1\"" { return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")]) }
+            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: body(n))
+        }
+        if path.hasPrefix("/lastmod") {
+            let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+            if request.header("If-Modified-Since") == lm { return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)]) }
+            return .init(headers: [("Last-Modified", lm), ("Cache-Control", "no-cache")], body: body(n))
+        }
+        if path.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: body(n)) }
+        if path.hasPrefix("/vary") {
+            return .init(headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], body: "lang=" + (request.header("Accept-Language") ?? "-"))
+        }
+        if path.hasPrefix("/stale") { return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n)) }
+        if path.hasPrefix("/error") { return .init(status: 500, headers: [("Cache-Control", "max-age=600")], body: "oops") }
+        if request.method == "POST" { return .init(status: 204) }
+        return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
+    }
+
+    func get(_ path: String, policy: URLRequest.CachePolicy = .useProtocolCachePolicy, headers: [String: String] = [:],
+             method: String = "GET") async throws -> (Data, HTTPURLResponse) {
+        var request = URLRequest(url: URL(string: origin.url + path)!, cachePolicy: policy)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        return (data, response as! HTTPURLResponse)
+    }
+
+    @Test("five GETs of a max-age=3600 resource reach the origin once; the directory is not empty")
+    func freshHits() async throws {
+        var bodies = Set<Data>()
+        for _ in 0..<5 { bodies.insert(try await get("/fresh").0) }
+        #expect(origin.requestCount == 1)
+        #expect(bodies.count == 1)
+        let (_, response) = try await get("/fresh")
+        #expect(response.value(forHTTPHeaderField: "X-Cache-Status") == "HIT")
+        let files = try FileManager.default.contentsOfDirectory(atPath: root + "/cache")
+        #expect(files.contains("index.lmdb"))
+    }
+
+    @Test("completion-handler callers are served from the cache too")
+    func completionHandler() async throws {
+        _ = try await get("/fresh-ch")
+        let data: Data = try await withCheckedThrowingContinuation { continuation in
+            session.dataTask(with: URL(string: origin.url + "/fresh-ch")!) { data, _, error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: data ?? Data()) }
+            }.resume()
+        }
+        #expect(data == Data(Self.body(1).utf8))
+        #expect(origin.requestCount == 1)
+    }
+
+    @Test("revalidation with ETag: the caller gets a 200 with the cached body after a 304")
+    func etag() async throws {
+        let (first, _) = try await get("/etag")
+        let (second, response) = try await get("/etag")
+        #expect(second == first && response.statusCode == 200)
+        #expect(response.value(forHTTPHeaderField: "X-Cache-Status") == "REVALIDATED")
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
+    }
+
+    @Test("revalidation with Last-Modified")
+    func lastModified() async throws {
+        let (first, _) = try await get("/lastmod")
+        let (second, response) = try await get("/lastmod")
+        #expect(second == first && response.statusCode == 200)
+        #expect(origin.requests.last?.header("If-Modified-Since") == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    @Test("reloadIgnoringLocalCacheData goes to the origin; reloadRevalidatingCacheData revalidates")
+    func reloadPolicies() async throws {
+        _ = try await get("/p")
+        _ = try await get("/p", policy: .reloadIgnoringLocalCacheData)
+        #expect(origin.requestCount == 2)
+        _ = try await get("/p", policy: .reloadIgnoringLocalAndRemoteCacheData)
+        #expect(origin.requests.last?.header("Cache-Control") == "no-cache")
+        _ = try await get("/etag-r")
+        _ = try await get("/etag-r", policy: .reloadRevalidatingCacheData)
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
+    }
+
+    @Test("offline: returnCacheDataElseLoad / DontLoad serve any age; a miss fails with resourceUnavailable; stale-if-error")
+    func offline() async throws {
+        let (fresh, _) = try await get("/off")
+        let (stale, _) = try await get("/stale")
+        try await Task.sleep(for: .seconds(2)) // /stale is now past max-age=1
+        origin.stop()
+        #expect(try await get("/off", policy: .returnCacheDataElseLoad).0 == fresh)
+        #expect(try await get("/off", policy: .returnCacheDataDontLoad).0 == fresh)
+        let (served, response) = try await get("/stale")
+        #expect(served == stale && response.value(forHTTPHeaderField: "X-Cache-Status") == "STALE")
+        do {
+            _ = try await get("/never", policy: .returnCacheDataDontLoad)
+            Issue.record("an offline miss succeeded")
+        } catch let error as URLError {
+            #expect(error.code == .resourceUnavailable)
+        }
+        await #expect(throws: URLError.self) { try await self.get("/never") }
+    }
+
+    @Test("Vary, no-store, Authorization in shared mode, error responses, HEAD, POST invalidation")
+    func semantics() async throws {
+        #expect(try await get("/vary", headers: ["Accept-Language": "en"]).0 == Data("lang=en".utf8))
+        #expect(try await get("/vary", headers: ["Accept-Language": "fr"]).0 == Data("lang=fr".utf8))
+        #expect(try await get("/vary", headers: ["Accept-Language": "en"]).0 == Data("lang=en".utf8))
+        #expect(origin.requestCount == 2)
+        _ = try await get("/nostore")
+        _ = try await get("/nostore")
+        #expect(origin.requestCount == 4)
+        _ = try await get("/auth", headers: ["Authorization": "Bearer t"])
+        _ = try await get("/auth", headers: ["Authorization": "Bearer t"])
+        #expect(origin.requestCount == 6, "a response to Authorization without public is not shared")
+        _ = try await get("/error")
+        _ = try await get("/error")
+        #expect(origin.requestCount == 8, "5xx not stored")
+        _ = try await get("/h")
+        let (headBody, head) = try await get("/h", method: "HEAD")
+        #expect(headBody.isEmpty && head.statusCode == 200 && origin.requestCount == 9)
+        _ = try await get("/h", method: "POST")
+        _ = try await get("/h")
+        #expect(origin.requestCount == 11, "POST invalidated the stored GET")
+    }
+}

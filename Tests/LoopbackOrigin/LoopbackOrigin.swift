@@ -1,0 +1,162 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// Test support: a small HTTP/1.1 origin on 127.0.0.1 that the tests start: it counts requests, records what
+/// it received, and answers with a handler. One request per connection (`Connection: close`).
+public final class LoopbackOrigin: Sendable {
+    public struct Request: Sendable {
+        public var method: String
+        public var target: String
+        public var headers: [(name: String, value: String)]
+        public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    }
+
+    public struct Response: Sendable {
+        public var status: Int = 200
+        public var headers: [(String, String)] = []
+        public var body: [UInt8] = []
+        public init(status: Int = 200, headers: [(String, String)] = [], body: String = "") {
+            self.status = status
+            self.headers = headers
+            self.body = Array(body.utf8)
+        }
+    }
+
+    public let port: Int
+    private let listener: Int32
+    private let state = Mutex<(requests: [Request], handler: @Sendable (Request, Int) -> Response)>(([], { _, _ in Response() }))
+
+    public init(_ handler: @escaping @Sendable (Request, Int) -> Response) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        listener = fd
+        state.withLock { $0.handler = handler }
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    public var url: String { "http://127.0.0.1:\(port)" }
+    public var requestCount: Int { state.withLock { $0.requests.count } }
+    public var requests: [Request] { state.withLock { $0.requests } }
+
+    /// Stops accepting: later connections are refused (the origin is "down").
+    public func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            serve(client)
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !data.containsHeaderEnd {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { return }
+            data += buffer[0..<n]
+        }
+        let headEnd = data.headerEnd!
+        let lines = String(decoding: data[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        let parts = lines[0].split(separator: " ")
+        guard parts.count >= 2 else { return }
+        let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var request = Request(method: String(parts[0]), target: String(parts[1]), headers: headers)
+        let contentLength = Int(request.header("Content-Length") ?? "0") ?? 0
+        var body = Array(data[(headEnd + 4)...])
+        while body.count < contentLength {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            body += buffer[0..<n]
+        }
+        request.headers = headers
+        let (handler, index) = state.withLock { state -> (@Sendable (Request, Int) -> Response, Int) in
+            state.requests.append(request)
+            return (state.handler, state.requests.count)
+        }
+        let response = handler(request, index)
+        var head = "HTTP/1.1 \(response.status) Status\r\n"
+        for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+        let hasBody = request.method != "HEAD" && response.status != 304 && response.status != 204
+        head += "Content-Length: \(hasBody ? response.body.count : 0)\r\nConnection: close\r\n\r\n"
+        var out = Array(head.utf8)
+        if hasBody { out += response.body }
+        _ = out.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+}
+
+extension [UInt8] {
+    fileprivate var headerEnd: Int? {
+        guard count >= 4 else { return nil }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return i }
+        return nil
+    }
+    fileprivate var containsHeaderEnd: Bool { headerEnd != nil }
+}
+
+/// The tests' transport: one blocking HTTP/1.1 exchange per call over a fresh connection.
+public enum LoopbackClient {
+    public struct ConnectionRefused: Error {}
+
+    public static func send(_ request: HTTPRequest, body: Data?) throws -> (HTTPResponse, Data) {
+        let authority = request.authority ?? ""
+        let port = Int(authority.split(separator: ":").last ?? "80") ?? 80
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ConnectionRefused() }
+        var head = "\(request.method.rawValue) \(request.path ?? "/") HTTP/1.1\r\nHost: \(authority)\r\n"
+        for field in request.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
+        head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"
+        var out = Array(head.utf8)
+        if let body { out += body }
+        _ = out.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            data += buffer[0..<n]
+        }
+        guard let headEnd = data.headerEnd else { throw ConnectionRefused() }
+        let lines = String(decoding: data[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(lines[0].split(separator: " ")[1]) ?? 500
+        var fields = HTTPFields()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else { continue }
+            if name == .contentLength || name == .connection { continue }
+            fields.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(data[(headEnd + 4)...]))
+    }
+}

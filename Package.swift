@@ -92,7 +92,7 @@ let package = Package(
         // Helper executable spawned by the multi-process tests (real processes, not threads).
         .executableTarget(
             name: "CacheWorker",
-            dependencies: ["SharedURLCacheStore"],
+            dependencies: ["SharedURLCacheStore", "SharedURLCache", "SharedURLCacheFoundation"],
             path: "Tests/CacheWorker"
         ),
         .testTarget(

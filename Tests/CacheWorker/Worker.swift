@@ -11,6 +11,7 @@ import SharedURLCacheStore
 ///   CacheWorker holdlock DIR MILLIS                      holds the index write lock
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
 ///   CacheWorker api-get|api-version|api-remove|api-put DIR …   see APIWorker.swift
+///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (RELIABILITY T14)
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 3 invariant violated, 4 miss (get).
 @main
@@ -21,6 +22,7 @@ struct Worker {
         let dir = args[2]
         if args[1] == "fdcheck" { fdcheck(dir) }
         if args[1] == "faults" { exit(FaultLoop.run(directory: dir)) }
+        if args[1] == "urlsession-get" { exit(URLSessionWorker.get(directory: dir, url: args[3])) }
         do {
             let store = try CacheStore(directory: dir)
             switch args[1] {

@@ -159,3 +159,40 @@ final class URLSessionCachingTests {
         #expect(origin.requestCount == 11, "POST invalidated the stored GET")
     }
 }
+
+/// Two processes with their own URLSessions on one directory share responses.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct URLSessionCrossProcessTests {
+    @Test("a response fetched by one process is a hit in another")
+    func twoProcesses() throws {
+        var template = Array((NSTemporaryDirectory() + "/suc-it2-XXXXXX").utf8CString)
+        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let origin = try LoopbackOrigin { _, n in .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)") }
+        defer { origin.stop() }
+        let worker = WorkerBinary.url
+        func run() throws -> String {
+            let process = Process()
+            process.executableURL = worker
+            process.arguments = ["urlsession-get", root + "/cache", origin.url + "/shared"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let out = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try run() == "STATUS 200 MISS 8")
+        #expect(try run() == "STATUS 200 HIT 8")
+        #expect(origin.requestCount == 1)
+    }
+}
+
+enum WorkerBinary {
+    static var url: URL {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
+        return dir.appendingPathComponent("CacheWorker")
+    }
+}

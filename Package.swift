@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
         .library(name: "SharedURLCache", targets: ["SharedURLCache"]),
         .library(name: "SharedURLCacheFoundation", targets: ["SharedURLCacheFoundation"]),
+        .library(name: "SharedURLCacheAsyncHTTPClient", targets: ["SharedURLCacheAsyncHTTPClient"]),
         .library(name: "CSharedURLCacheRawLimit", targets: ["CSharedURLCacheRawLimit"]),
         .executable(name: "urlcache", targets: ["urlcache"]),
     ],
@@ -19,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // System libraries, found through pkg-config; the apt providers say what a fresh machine lacks.
@@ -79,6 +81,15 @@ let package = Package(
             name: "SharedURLCacheFoundation",
             dependencies: ["SharedURLCache", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        // A caching client around AsyncHTTPClient, on the same flow and store.
+        .target(
+            name: "SharedURLCacheAsyncHTTPClient",
+            dependencies: [
+                "SharedURLCache",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics"]),
         .executableTarget(
             name: "urlcache",
@@ -121,6 +132,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin",
+                "SharedURLCacheAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -128,6 +141,9 @@ let package = Package(
             name: "CacheMaintenanceTests",
             dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics"]
         ),
+        // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
+        // variants with SUC_SOAK=1 (tools/soak).
+        .testTarget(name: "ReliabilityTests", dependencies: ["SharedURLCacheStore", "CacheWorker"]),
         .testTarget(
             name: "HTTPCacheSemanticsTests",
             dependencies: ["HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]

@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // System libraries, found through pkg-config; the apt providers say what a fresh machine lacks.
@@ -90,12 +91,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // `urlcache bench`: real processes on one directory, ours beside the raw limit and
+        // Foundation's URLCache in the same run.
+        .target(
+            name: "BenchmarkDriver",
+            dependencies: [
+                "SharedURLCacheStore", "CSharedURLCacheRawLimit",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics"]),
         .executableTarget(
             name: "urlcache",
             dependencies: [
                 "SharedURLCacheStore",
                 "CacheMaintenance",
+                "BenchmarkDriver",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "tools/urlcache"

@@ -81,4 +81,24 @@ struct JSONOutputTests {
         #expect(missing.status == 3 && missing.err.contains("directoryNotFound") && missing.out.isEmpty)
         #expect(try run(["verify", dir.cache]).status == 0)
     }
+
+    @Test("bench: real worker processes for each implementation; every --json row has the documented fields")
+    func bench() throws {
+        let dir = TestDirectory()
+        let urlcache = builtExecutable("urlcache")
+        try #require(FileManager.default.isExecutableFile(atPath: urlcache.path))
+        let result = try ChildProcess(urlcache, [
+            "bench", dir.root + "/bench", "--procs", "1,2", "--seconds", "0.5", "--entries", "50", "--foundation-entries", "10",
+            "--sizes", "1024", "--json", "--seed", "7",
+        ]).finish()
+        #expect(result.status == 0, "\(result.err)")
+        let rows = try result.out.split(separator: "\n").map { try object(String($0)) }
+        #expect(Set(rows.compactMap { $0["bench"] as? String }) == ["shared-url-cache", "raw-limit", "foundation"])
+        #expect(Set(rows.compactMap { $0["procs"] as? Int }) == [1, 2])
+        for row in rows {
+            for field in ["bench", "op", "size", "n", "procs", "ops_s", "p50_us", "p99_us"] { #expect(row[field] != nil, "\(field) in \(row)") }
+            #expect((row["ops_s"] as? Double ?? 0) > 0)
+            if row["op"] as? String == "lookup" { #expect(row["hit_rate"] as? Double == 1, "populated keys all hit: \(row)") }
+        }
+    }
 }

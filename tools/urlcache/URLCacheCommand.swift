@@ -20,7 +20,7 @@ struct URLCacheCommand: ParsableCommand {
               3  cache error: directory missing, unsafe, not a cache; I/O
               4  busy: another compaction holds the lock (compact --wait waits)
             """,
-        subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Demo.self, DemoWorker.self]
+        subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Bench.self, BenchWorker.self, Demo.self, DemoWorker.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; the documented code is 2, and store and

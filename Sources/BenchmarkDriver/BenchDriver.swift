@@ -1,0 +1,158 @@
+import Foundation
+import Histogram
+
+/// `urlcache bench`: for each implementation and process count, N real processes run the same
+/// workload on one directory for a set time; the table puts them side by side with ratios taken
+/// in the same run.
+public struct BenchDriver: Sendable {
+    public var directory: String
+    public var implementations: [BenchImplementationKind]
+    public var processCounts: [Int]
+    public var entries: Int
+    /// Foundation's URLCache costs O(entries) per call; it runs with at most this many.
+    public var foundationEntries: Int
+    public var bodyBytes: [Int]
+    public var seconds: Double
+    public var lookupPercent: Int
+    public var zipfExponent: Double
+    public var seed: UInt64
+    /// How to start a worker: the executable and the arguments before the workload JSON.
+    public var workerCommand: (executable: String, arguments: [String])
+
+    public init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entries: Int,
+                foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
+                seed: UInt64, workerCommand: (executable: String, arguments: [String])) {
+        self.directory = directory
+        self.implementations = implementations
+        self.processCounts = processCounts
+        self.entries = entries
+        self.foundationEntries = foundationEntries
+        self.bodyBytes = bodyBytes
+        self.seconds = seconds
+        self.lookupPercent = lookupPercent
+        self.zipfExponent = zipfExponent
+        self.seed = seed
+        self.workerCommand = workerCommand
+    }
+
+    /// One row of the table.
+    public struct Row: Codable, Sendable {
+        public var bench: String
+        public var op: String
+        public var size: Int
+        public var n: Int
+        public var procs: Int
+        public var ops_s: Double
+        public var p50_us: UInt64
+        public var p99_us: UInt64
+        public var p999_us: UInt64
+        public var hit_rate: Double?
+        public var errors: Int
+    }
+
+    func workload(_ kind: BenchImplementationKind, size: Int) -> BenchWorkload {
+        BenchWorkload(
+            implementation: kind, directory: directory + "/" + kind.rawValue,
+            entries: kind == .foundation ? min(entries, foundationEntries) : entries, bodyBytes: size,
+            seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipfExponent, seed: seed)
+    }
+
+    /// Populates, runs every combination, returns the rows (and reports progress as it goes).
+    public func run(progress: (String) -> Void) throws -> [Row] {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var rows: [Row] = []
+        for size in bodyBytes {
+            for kind in implementations {
+                let base = workload(kind, size: size)
+                let started = Date()
+                let added = try base.populate()
+                progress("\(kind.rawValue) \(size) B: \(base.entries) entries ready (\(added) added in \(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
+                for procs in processCounts {
+                    var merged = BenchWorkerResult()
+                    let workers = try (0..<procs).map { index -> (Process, Pipe) in
+                        var workload = base
+                        workload.seed = seed &+ UInt64(index) &* 0x9E37_79B9
+                        return try spawn(workload)
+                    }
+                    for (process, pipe) in workers {
+                        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                        process.waitUntilExit()
+                        guard process.terminationStatus == 0 else { throw BenchError("a \(kind.rawValue) worker exited with \(process.terminationStatus)") }
+                        merged.merge(try JSONDecoder().decode(BenchWorkerResult.self, from: data))
+                    }
+                    let name = kind.rawValue
+                    var all = merged.lookupMicros
+                    all.add(merged.storeMicros)
+                    for (op, count, histogram) in [("mix", merged.lookups + merged.stores, all),
+                                                   ("lookup", merged.lookups, merged.lookupMicros),
+                                                   ("store", merged.stores, merged.storeMicros)] where count > 0 {
+                        rows.append(Row(
+                            bench: name, op: op, size: size, n: base.entries, procs: procs,
+                            ops_s: Double(count) / max(merged.seconds, 0.001),
+                            p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
+                            p999_us: histogram.valueAtPercentile(99.9),
+                            hit_rate: op == "lookup" ? Double(merged.hits) / Double(max(merged.lookups, 1)) : nil,
+                            errors: merged.errors))
+                    }
+                    progress("\(name) \(size) B × \(procs) proc: \(merged.lookups + merged.stores) ops")
+                }
+            }
+        }
+        return rows
+    }
+
+    private func spawn(_ workload: BenchWorkload) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: workerCommand.executable)
+        process.arguments = workerCommand.arguments + [String(decoding: try JSONEncoder().encode(workload), as: UTF8.self)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        return (process, pipe)
+    }
+
+    /// The human table: every row, then the ratios ours / raw limit and ours / Foundation for the
+    /// same operation, size and process count, measured in this run.
+    public static func table(_ rows: [Row]) -> String {
+        func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
+            s.count >= n ? s : (left ? s + String(repeating: " ", count: n - s.count) : String(repeating: " ", count: n - s.count) + s)
+        }
+        var lines = [pad("implementation", 18, left: true) + pad("op", 7) + pad("size", 8) + pad("entries", 9) + pad("procs", 6)
+            + pad("ops/s", 11) + pad("p50 µs", 9) + pad("p99 µs", 9) + pad("p999 µs", 9) + pad("hits", 7)]
+        for row in rows {
+            lines.append(pad(row.bench, 18, left: true) + pad(row.op, 7) + pad("\(row.size)", 8) + pad("\(row.n)", 9)
+                + pad("\(row.procs)", 6) + pad(String(format: "%.0f", row.ops_s), 11) + pad("\(row.p50_us)", 9)
+                + pad("\(row.p99_us)", 9) + pad("\(row.p999_us)", 9)
+                + pad(row.hit_rate.map { String(format: "%.0f%%", $0 * 100) } ?? "", 7))
+        }
+        lines.append("")
+        lines.append("Rows: 'mix' is every operation of the run (its ops/s is the workload's throughput); 'lookup' and")
+        lines.append("'store' are that operation's share of the same run (their ops/s are counts per wall second, so a")
+        lines.append("slow store also lowers the lookup row) and its own latency percentiles.")
+        lines.append("ratios, shared-url-cache ÷ the other, same size and processes, this run (higher is better for ours):")
+        for ours in rows where ours.bench == BenchImplementationKind.sharedURLCache.rawValue && ours.op == "mix" {
+            var parts: [String] = []
+            for other in [BenchImplementationKind.rawLimit, .foundation] {
+                guard let mix = rows.first(where: { $0.bench == other.rawValue && $0.op == "mix" && $0.size == ours.size && $0.procs == ours.procs })
+                else { continue }
+                var part = "\(other.rawValue): throughput \(String(format: "%.2f", ours.ops_s / max(mix.ops_s, 0.001)))×"
+                for op in ["lookup", "store"] {
+                    if let mine = rows.first(where: { $0.bench == ours.bench && $0.op == op && $0.size == ours.size && $0.procs == ours.procs }),
+                        let theirs = rows.first(where: { $0.bench == other.rawValue && $0.op == op && $0.size == ours.size && $0.procs == ours.procs })
+                    {
+                        part += ", \(op) p50 \(String(format: "%.2f", Double(theirs.p50_us) / Double(max(mine.p50_us, 1))))×"
+                    }
+                }
+                if mix.n != ours.n { part += " (it holds \(mix.n) entries)" }
+                parts.append(part)
+            }
+            if !parts.isEmpty { lines.append("  \(ours.size) B × \(ours.procs) proc — " + parts.joined(separator: "; ")) }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

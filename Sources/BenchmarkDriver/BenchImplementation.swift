@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import CSharedURLCacheRawLimit
+import SharedURLCacheStore
+
+/// One implementation under test: the same three operations for each.
+protocol BenchImplementation {
+    /// A hit returns the body length; a miss nil.
+    func lookup(_ key: String) throws -> Int?
+    func store(_ key: String, body: [UInt8]) throws
+    func count() throws -> Int
+}
+
+/// Which implementation a run measures.
+public enum BenchImplementationKind: String, CaseIterable, Sendable, Codable {
+    /// This project: the C core through `CacheStore` (default durability, inline small bodies).
+    case sharedURLCache = "shared-url-cache"
+    /// The machine's limit: a minimal C loop over LMDB + file + zlib (CSupport/rawlimit).
+    case rawLimit = "raw-limit"
+    /// Foundation's URLCache on Linux (memoryCapacity 0, a disk path); O(entries) per call.
+    case foundation = "foundation"
+
+    func open(directory: String) throws -> any BenchImplementation {
+        switch self {
+        case .sharedURLCache: return try OursImplementation(directory: directory)
+        case .rawLimit: return try RawLimitImplementation(directory: directory)
+        case .foundation: return FoundationImplementation(directory: directory)
+        }
+    }
+}
+
+struct OursImplementation: BenchImplementation {
+    let store: CacheStore
+    init(directory: String) throws { store = try CacheStore(directory: directory) }
+    func lookup(_ key: String) throws -> Int? {
+        // Counted in the directory's shared counters, as SharedCache does on every lookup.
+        let size = try store.record(for: Array(key.utf8))?.bodySize
+        store.countUsage(hits: size == nil ? 0 : 1, misses: size == nil ? 1 : 0)
+        return size
+    }
+    func store(_ key: String, body: [UInt8]) throws { try store.store(RecordDescriptor(key: Array(key.utf8)), body: body) }
+    func count() throws -> Int { try store.statistics().entries }
+}
+
+/// The raw-limit C loop. Benchmark-only code: the one place above the store layer that passes
+/// pointers to C, because the raw limit is deliberately not behind the store's API.
+final class RawLimitImplementation: BenchImplementation {
+    private let env: OpaquePointer
+    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+
+    init(directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var env: OpaquePointer?
+        let rc = rl_open(directory, 0, RL_INLINE_DEFAULT, 1 << 32, 1, &env)
+        guard rc == 0, let env else { throw CacheError(.io, "rl_open failed: \(rc)") }
+        self.env = env
+    }
+
+    deinit { rl_close(env) }
+
+    func lookup(_ key: String) throws -> Int? {
+        var length = 0
+        let rc = key.utf8CString.withUnsafeBufferPointer { k in
+            buffer.withUnsafeMutableBufferPointer { out in
+                rl_get(env, k.baseAddress, k.count - 1, out.baseAddress, out.count, &length)
+            }
+        }
+        if rc == RL_NOTFOUND { return nil }
+        guard rc == 0 else { throw CacheError(.io, "rl_get failed: \(rc)") }
+        return length
+    }
+
+    func store(_ key: String, body: [UInt8]) throws {
+        let rc = key.utf8CString.withUnsafeBufferPointer { k in
+            body.withUnsafeBytes { b in rl_put(env, k.baseAddress, k.count - 1, b.baseAddress, b.count) }
+        }
+        guard rc == 0 else { throw CacheError(.io, "rl_put failed: \(rc)") }
+    }
+
+    func count() throws -> Int {
+        var n: UInt64 = 0
+        _ = rl_count(env, &n)
+        return Int(n)
+    }
+}
+
+struct FoundationImplementation: BenchImplementation {
+    let cache: URLCache
+    let directory: String
+    init(directory: String) {
+        self.directory = directory
+        cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, diskPath: directory)
+    }
+    func request(_ key: String) -> URLRequest { URLRequest(url: URL(string: key)!) }
+    func lookup(_ key: String) throws -> Int? { cache.cachedResponse(for: request(key))?.data.count }
+    func store(_ key: String, body: [UInt8]) throws {
+        let url = URL(string: key)!
+        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=3600"])!
+        cache.storeCachedResponse(CachedURLResponse(response: response, data: Data(body)), for: request(key))
+    }
+    func count() throws -> Int {
+        // Foundation offers no count; the number of files in its directory is what it scans.
+        (try? FileManager.default.subpathsOfDirectory(atPath: directory).count) ?? 0
+    }
+}

@@ -18,6 +18,7 @@
 #include "os.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -185,11 +186,11 @@ int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
 }
 
 int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err) {
-    static const char *names[6] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
-                                   "corrupt_purges"};
-    const int64_t deltas[6] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
-                               d->corrupt_purges};
-    for (int i = 0; i < 6; i++) {
+    static const char *names[9] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
+                                   "corrupt_purges", "stores", "hits", "misses"};
+    const int64_t deltas[9] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
+                               d->corrupt_purges, d->stores, d->hits, d->misses};
+    for (int i = 0; i < 9; i++) {
         if (!deltas[i]) continue;
         uint64_t cur = 0;
         int rc = suc_meta_get(c, txn, names[i], &cur);
@@ -623,12 +624,18 @@ int suc_cache_flush(suc_cache *c, suc_error *err) {
     pthread_mutex_lock(&c->touch_mu);
     size_t pending = c->touch_count;
     pthread_mutex_unlock(&c->touch_mu);
-    if (!pending) return SUC_OK;
+    if (!pending && !atomic_load(&c->pending_hits) && !atomic_load(&c->pending_misses)) return SUC_OK;
     suc_op op = {0};
     op.kind = 0; /* no operation of its own: the batch applies the queued touches */
     rc = suc_index_submit(c, &op, err);
     suc_op_release(&op);
     return rc;
+}
+
+void suc_cache_count_usage(suc_cache *c, uint64_t hits, uint64_t misses) {
+    if (!c || c->fork_gen != g_fork_gen) return;
+    if (hits) atomic_fetch_add(&c->pending_hits, hits);
+    if (misses) atomic_fetch_add(&c->pending_misses, misses);
 }
 
 int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
@@ -644,6 +651,12 @@ int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
     if (!suc_meta_get(c, txn, "record_bytes", &v)) out->record_bytes = v;
     if (!suc_meta_get(c, txn, "evictions", &v)) out->evictions = v;
     if (!suc_meta_get(c, txn, "corrupt_purges", &v)) out->corrupt_purges = v;
+    if (!suc_meta_get(c, txn, "stores", &v)) out->stores = v;
+    if (!suc_meta_get(c, txn, "hits", &v)) out->hits = v;
+    if (!suc_meta_get(c, txn, "misses", &v)) out->misses = v;
+    /* This process's counts not yet written are part of the truth too. */
+    out->hits += atomic_load(&c->pending_hits);
+    out->misses += atomic_load(&c->pending_misses);
     MDB_envinfo info;
     MDB_stat est;
     if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {

@@ -13,6 +13,7 @@
 #include "os.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct batch_ctx {
     suc_touch *touches;
     size_t touch_count;
     suc_counters delta;
+    uint64_t hits, misses; /* usage counts this batch carries to the index */
 } batch_ctx;
 
 static int op_add_dead(suc_op *op, const uint8_t id[SUC_BODY_ID_LEN]) {
@@ -162,6 +164,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     suc_tkey_make(r.last_used_ms, op->ikey, t);
     if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
     d->entries += 1;
+    d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;
     d->body_bytes += (int64_t)r.body_size;
     d->stored_bytes += file_bytes(&r, op->record_len) + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size : 0);
@@ -310,6 +313,8 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (mrc) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
     }
     if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
+    ctx->delta.hits = (int64_t)ctx->hits;
+    ctx->delta.misses = (int64_t)ctx->misses;
     return suc_meta_add_counters(c, txn, &ctx->delta, err);
 }
 
@@ -348,9 +353,15 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         }
         pthread_mutex_unlock(&c->touch_mu);
 
+        ctx.hits = atomic_exchange(&c->pending_hits, 0);
+        ctx.misses = atomic_exchange(&c->pending_misses, 0);
         suc_error berr = {0};
         int brc = suc_write_txn(c, batch_apply, batch_reset, &ctx, &berr);
         free(mine);
+        if (brc) { /* not written: keep them for the next write */
+            atomic_fetch_add(&c->pending_hits, ctx.hits);
+            atomic_fetch_add(&c->pending_misses, ctx.misses);
+        }
 
         pthread_mutex_lock(&c->commit_mu);
         for (suc_op *o = ctx.ops; o; o = o->next) {

@@ -98,7 +98,7 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 
 /* Changes to the meta counters made by one transaction, written once at its end. */
 typedef struct suc_counters {
-    int64_t entries, body_bytes, stored_bytes, record_bytes, evictions, corrupt_purges;
+    int64_t entries, body_bytes, stored_bytes, record_bytes, evictions, corrupt_purges, stores, hits, misses;
 } suc_counters;
 
 typedef enum suc_op_kind {
@@ -194,6 +194,9 @@ struct suc_cache {
     pthread_mutex_t touch_mu;
     suc_touch *touches;
     size_t touch_count;
+
+    /* usage counts waiting for the next write (suc_cache_count_usage) */
+    _Atomic uint64_t pending_hits, pending_misses;
 };
 
 /* mkdirat + fchmod(2770) when we created it (the umask cannot take the group's access). */

@@ -14,9 +14,9 @@ public struct PartitionStatistics: Sendable, Hashable, Codable {
 
 /// What `urlcache stats` prints.
 ///
-/// Hit, miss and store counts are per process (kept by the SharedURLCache layer in memory), so a
-/// directory-level tool reports the counters the directory itself keeps: evictions and purges of
-/// entries that failed a checksum or size check.
+/// Every counter here is the directory's own, shared by every process: hits and misses reach it
+/// with each process's next write (lookups never write), stores, evictions and checksum purges
+/// in the same commit as the change.
 public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var directory: String
     public var entries: Int
@@ -35,6 +35,10 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var evictions: Int
     /// Entries purged because their data failed a check (checksum, size, header), ever.
     public var checksumFailures: Int
+    /// Lookups answered / not answered and entries stored, ever, by every process.
+    public var hits: Int = 0
+    public var misses: Int = 0
+    public var stores: Int = 0
     public var fileSystem: FileSystemSpace?
     /// Per partition, largest first; `nil` when not asked for (it walks every record).
     public var partitions: [PartitionStatistics]?
@@ -51,6 +55,8 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
             ("compression ratio", String(format: "%.2f", compressionRatio)),
             ("index map", "\(TextFormat.bytes(indexUsedBytes)) used of \(TextFormat.bytes(indexMapBytes))"),
             ("reader slots", "\(readerSlotsUsed) of \(readerSlotsMax)"),
+            ("hits / misses", "\(hits) / \(misses)" + (hits + misses > 0 ? String(format: " (%.1f%% hit rate)", 100 * Double(hits) / Double(hits + misses)) : "")),
+            ("stores", "\(stores)"),
             ("evictions", "\(evictions)"),
             ("checksum failures", "\(checksumFailures)"),
         ]
@@ -86,6 +92,7 @@ extension CacheMaintainer {
             indexMapBytes: stats.indexMapBytes, indexUsedBytes: stats.indexUsedBytes,
             readerSlotsUsed: stats.readerSlotsUsed, readerSlotsMax: stats.readerSlotsMax,
             evictions: stats.evictions, checksumFailures: stats.corruptPurges,
+            hits: stats.hits, misses: stats.misses, stores: stats.stores,
             fileSystem: try? FileSystemSpace.of(directory: directory), partitions: nil, unreadableRecords: nil)
         guard includePartitions else { return report }
         var byName: [[UInt8]: PartitionStatistics] = [:]

@@ -35,7 +35,7 @@ extension SharedCache {
         case .success(let key):
             return LookupKey(key: key, requestFields: HTTPFields(pairs: request.allHTTPHeaderFields ?? [:]))
         case .failure(let why):
-            counters.misses.add(1, ordering: .relaxed)
+            countMiss()
             logger.debug("lookup of an uncacheable request", metadata: ["reason": "\(why)"])
             return nil
         }
@@ -50,22 +50,33 @@ extension SharedCache {
         }
         if let (memoryKey, item) = found {
             if isCurrent(item, at: memoryKey) {
-                counters.hits.add(1, ordering: .relaxed)
+                countHit()
                 counters.memoryHits.add(1, ordering: .relaxed)
                 return item.entry
             }
             memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
         }
         guard let (entry, memoryKey, version, vary) = diskEntry(for: lookup) else {
-            counters.misses.add(1, ordering: .relaxed)
+            countMiss()
             return nil
         }
-        counters.hits.add(1, ordering: .relaxed)
+        countHit()
         let evicted = memory.withLock { tier in
             tier.capacity > 0 ? tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: vary) : 0
         }
         if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
         return entry
+    }
+
+    /// Counts in this process and in the directory's shared counters (every process's view).
+    private func countHit() {
+        counters.hits.add(1, ordering: .relaxed)
+        store?.countUsage(hits: 1)
+    }
+
+    private func countMiss() {
+        counters.misses.add(1, ordering: .relaxed)
+        store?.countUsage(misses: 1)
     }
 
     /// Whether a memory item may be served: memory-only items always; others only while the

@@ -183,7 +183,12 @@ public final class SharedCache: Sendable {
             stores: counters.stores.load(ordering: .relaxed),
             evictions: counters.evictions.load(ordering: .relaxed),
             refusals: counters.refusals.load(ordering: .relaxed),
-            corruptEntries: counters.corruptEntries.load(ordering: .relaxed))
+            corruptEntries: counters.corruptEntries.load(ordering: .relaxed),
+            directoryHits: disk?.hits ?? 0,
+            directoryMisses: disk?.misses ?? 0,
+            directoryStores: disk?.stores ?? 0,
+            directoryEvictions: disk?.evictions ?? 0,
+            directoryCorruptPurges: disk?.corruptPurges ?? 0)
     }
 
     // MARK: URLCache's members

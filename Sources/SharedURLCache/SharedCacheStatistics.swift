@@ -1,9 +1,8 @@
 /// Usage counters of a ``SharedCache``.
 ///
-/// Disk figures come from the store's counters, which live in the index and are shared by
-/// every process that opens the directory. The event counters (hits, misses, stores, …) are
-/// per process, kept in atomics since this instance was created; counting them across
-/// processes is a later step.
+/// Disk figures and the `directory…` counters come from the index and are shared by every
+/// process that opens the directory (a process's hits and misses reach it with that process's
+/// next write). The other event counters are this instance's own, kept in atomics.
 public struct SharedCacheStatistics: Sendable, Hashable {
     /// Entries in the directory, across all processes and partitions (a response with `Vary`
     /// counts one per variant, plus one for its vary spec).
@@ -31,4 +30,14 @@ public struct SharedCacheStatistics: Sendable, Hashable {
     /// Entries found corrupt (an undecodable head) and purged. A body that fails its length or
     /// checksum check is purged by the store itself and shows up here only as a miss.
     public var corruptEntries: Int
+    /// Hits of every process on the directory, ever.
+    public var directoryHits: Int = 0
+    /// Misses of every process on the directory, ever.
+    public var directoryMisses: Int = 0
+    /// Entries stored on disk by every process, ever.
+    public var directoryStores: Int = 0
+    /// Entries evicted from the directory by compaction or the hard cap, ever.
+    public var directoryEvictions: Int = 0
+    /// Entries the store purged because a length or checksum check failed, ever.
+    public var directoryCorruptPurges: Int = 0
 }

@@ -228,7 +228,15 @@ public final class CacheStore: @unchecked Sendable {
             recordBytes: Int(stats.record_bytes), indexMapBytes: Int(stats.map_size),
             indexUsedBytes: Int(stats.map_used), readerSlotsUsed: Int(stats.readers_used),
             readerSlotsMax: Int(stats.readers_max), evictions: Int(stats.evictions),
-            corruptPurges: Int(stats.corrupt_purges))
+            corruptPurges: Int(stats.corrupt_purges), stores: Int(stats.stores), hits: Int(stats.hits),
+            misses: Int(stats.misses))
+    }
+
+    /// Adds to the directory's shared hit and miss counters (held in this process and written
+    /// with its next write or ``flush()``: a lookup never writes).
+    /// The corresponding C function is `suc_cache_count_usage`.
+    public func countUsage(hits: Int = 0, misses: Int = 0) {
+        suc_cache_count_usage(handle, UInt64(max(hits, 0)), UInt64(max(misses, 0)))
     }
 
     /// Writes pending last-use times (hits never write themselves).

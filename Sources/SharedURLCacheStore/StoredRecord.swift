@@ -71,9 +71,19 @@ public struct StoreStatistics: Sendable, Hashable {
     public var evictions: Int
     /// Entries purged because their data failed a check, ever.
     public var corruptPurges: Int
+    /// Entries stored, ever, by every process.
+    public var stores: Int
+    /// Lookups answered / not answered, ever, as reported by every process's
+    /// ``CacheStore/countUsage(hits:misses:)`` (written with each process's next write).
+    public var hits: Int
+    public var misses: Int
 
     public init(entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
-                readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int) {
+                readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int,
+                stores: Int = 0, hits: Int = 0, misses: Int = 0) {
+        self.stores = stores
+        self.hits = hits
+        self.misses = misses
         self.entries = entries
         self.bodyBytes = bodyBytes
         self.storedBytes = storedBytes

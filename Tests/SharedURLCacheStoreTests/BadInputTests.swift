@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 /// Bad input gets a clear typed error or a miss; nothing crashes; nothing stored is lost.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct BadInputTests {
     func code(_ body: () throws -> Void) -> CacheError.Code? {
         do {

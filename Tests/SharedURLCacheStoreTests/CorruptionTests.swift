@@ -4,7 +4,7 @@ import Testing
 
 /// Every byte in the directory may be damaged or hostile: a damaged entry is a miss and is
 /// purged, and every other entry stays intact (OkHttp CacheCorruptionTest, RELIABILITY T10).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct CorruptionTests {
     enum Damage: String, CaseIterable, Sendable {
         case flippedByte, truncated, missing, swapped, longer, replacedByFIFO, replacedByDirectory, replacedBySymlink

@@ -103,3 +103,25 @@ struct RemovalTests {
         #expect(files.count == records, "seed \(seed): \(files.count) body files for \(records) file-backed entries")
     }
 }
+
+@Suite(.timeLimit(.minutes(5)))
+struct UsageCounterTests {
+    @Test("hits and misses reach the index with the next write; stores are counted in their commit")
+    func sharedUsageCounters() throws {
+        let dir = TestDirectory()
+        do {
+            let store = try CacheStore(directory: dir.cache)
+            try store.store(RecordDescriptor(key: bytes("a")), body: bytes("1"))
+            store.countUsage(hits: 3, misses: 2)
+            let pending = try store.statistics()
+            #expect(pending.hits == 3 && pending.misses == 2 && pending.stores == 1, "this process's pending counts are included")
+            try store.store(RecordDescriptor(key: bytes("b")), body: bytes("2")) // carries them to the index
+            store.countUsage(hits: 1)
+            try store.flush()
+        }
+        // A new environment (every handle closed) reads them from the index alone.
+        let reopened = try CacheStore(directory: dir.cache)
+        let stats = try reopened.statistics()
+        #expect(stats.hits == 4 && stats.misses == 2 && stats.stores == 2)
+    }
+}

@@ -5,7 +5,7 @@ import FoundationNetworking
 @testable import SharedURLCache
 import Testing
 
-@Suite("Capacities", .timeLimit(.minutes(1)))
+@Suite("Capacities", .timeLimit(.minutes(5)))
 struct CapacityTests {
     @Test func zeroMemoryCapacityKeepsNothingInMemory() throws {
         let directory = TestDirectory()

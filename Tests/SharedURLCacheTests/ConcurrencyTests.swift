@@ -6,7 +6,7 @@ import FoundationNetworking
 import Synchronization
 import Testing
 
-@Suite("Concurrency", .timeLimit(.minutes(1)))
+@Suite("Concurrency", .timeLimit(.minutes(5)))
 struct ConcurrencyTests {
     static let threads = 8
     static let operationsPerThread = 10_000

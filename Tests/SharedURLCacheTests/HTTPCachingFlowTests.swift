@@ -50,7 +50,7 @@ final class TestClock: Sendable {
     func advance(_ seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct HTTPCachingFlowTests {
     static func body(_ n: Int) -> String { "{\"n\":\(n),\"payload\":\"" + String(repeating: "x", count: 500) + "\"}" }
 

@@ -5,7 +5,7 @@ import FoundationNetworking
 @testable import SharedURLCache
 import Testing
 
-@Suite("Keys, variants and partitions", .timeLimit(.minutes(1)))
+@Suite("Keys, variants and partitions", .timeLimit(.minutes(5)))
 struct KeyTests {
     /// Pairs of URLs and whether they must share one entry. Foundation's Linux URLCache
     /// drops the query and would serve `?v=1` for `?v=2`.

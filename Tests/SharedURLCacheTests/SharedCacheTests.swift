@@ -6,7 +6,7 @@ import FoundationNetworking
 import SharedURLCacheStore
 import Testing
 
-@Suite("URLCache members", .timeLimit(.minutes(1)))
+@Suite("URLCache members", .timeLimit(.minutes(5)))
 struct SharedCacheTests {
     @Test func storeThenLookupRoundTripsTheResponse() throws {
         let directory = TestDirectory()

@@ -254,10 +254,18 @@ typedef struct suc_stats {
     uint32_t readers_max;
     uint64_t evictions;       /* entries removed by compaction or the hard cap, ever */
     uint64_t corrupt_purges;  /* entries purged because a check failed, ever */
+    uint64_t stores;          /* entries stored, ever (every process) */
+    uint64_t hits;            /* lookups answered, ever, as reported by suc_cache_count_usage */
+    uint64_t misses;          /* lookups not answered, ever, likewise */
 } suc_stats;
 
 /* Counters, kept exact in the same transaction as every change. */
 int suc_cache_stats(suc_cache *cache, suc_stats *out, suc_error *err);
+
+/* Adds to the shared hit and miss counters. Lookups must not write, so the counts wait in this
+ * process (atomically) and reach the index with its next write or suc_cache_flush(); what a
+ * process that crashes has not yet written is lost (they are statistics, not data). */
+void suc_cache_count_usage(suc_cache *cache, uint64_t hits, uint64_t misses);
 
 /* ---- Maintenance (compaction, verification, listing) ----------------------------------- */
 

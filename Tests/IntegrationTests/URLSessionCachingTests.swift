@@ -161,7 +161,7 @@ final class URLSessionCachingTests {
 }
 
 /// Two processes with their own URLSessions on one directory share responses.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct URLSessionCrossProcessTests {
     @Test("a response fetched by one process is a hit in another")
     func twoProcesses() throws {

@@ -13,6 +13,8 @@ import SharedURLCacheStore
 ///   CacheWorker api-get|api-version|api-remove|api-put DIR …   see APIWorker.swift
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (RELIABILITY T14)
+///   CacheWorker rel-* DIR …                              reliability commands, see ReliabilityWorker.swift
+///   CacheWorker fuzz-replay FAILCASES                    replays Fuzz/FailCases through FuzzChecks.swift
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 3 invariant violated, 4 miss (get).
 @main
 struct Worker {
@@ -22,6 +24,8 @@ struct Worker {
         let dir = args[2]
         if args[1] == "fdcheck" { fdcheck(dir) }
         if args[1] == "faults" { exit(FaultLoop.run(directory: dir)) }
+        if args[1].hasPrefix("rel-") { exit(ReliabilityWorker.run(args)) }
+        if args[1] == "fuzz-replay" { exit(FuzzChecks.replay(dir)) }
         if args[1] == "urlsession-get" { exit(URLSessionWorker.get(directory: dir, url: args[3])) }
         do {
             let store = try CacheStore(directory: dir)

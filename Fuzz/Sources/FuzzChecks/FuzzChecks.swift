@@ -1,0 +1,1 @@
+../../../Tests/CacheWorker/FuzzChecks.swift

@@ -1,0 +1,1 @@
+../../../Tests/CacheWorker/TestBody.swift

@@ -1,0 +1,364 @@
+import Foundation
+import SharedURLCacheStore
+
+/// Worker commands of the reliability suite (RELIABILITY T3, T5, T6, T7, T8, T17). Each runs in
+/// its own process; the supervisor (Tests/ReliabilityTests, tools/soak) owns kills and checks.
+///
+///   rel-crashwriter DIR SEED ID KEYS POINT   ACKed stores, then dies inside a store at POINT
+///                                            (rename: after the temp write; dirfsync: after the
+///                                            rename; commit: inside the commit; none: forever)
+///   rel-compactor DIR MILLIS GRACE_MS [TARGET] compacts every MILLIS until killed
+///   rel-openclose DIR N                      opens, uses and closes the directory N times
+///   rel-readloop DIR KEYS MAXREADERS         lookups forever (killed inside a read by the test)
+///   rel-readonce DIR MAXREADERS              opens, prints READY, waits for a stdin line, looks up
+///   rel-mapwriter DIR ID SECONDS INITIAL MAX distinct keys until SECONDS or .indexFull (then rereads)
+///   rel-diskfull DIR FILLER                  T5 inside a small tmpfs
+///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
+///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
+/// Exit codes as in Worker.swift, plus 77 for a deliberate death at a kill point.
+enum ReliabilityWorker {
+    static func run(_ args: [String]) -> Int32 {
+        let dir = args[2]
+        do {
+            switch args[1] {
+            case "rel-crashwriter":
+                try crashWriter(dir, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!, point: args[6])
+            case "rel-compactor": try compactor(dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!, target: args.count > 5 ? Int(args[5]) : nil)
+            case "rel-openclose": try openClose(dir, times: Int(args[3])!)
+            case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
+            case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
+            case "rel-mapwriter":
+                try mapWriter(dir, id: Int(args[3])!, seconds: Double(args[4])!, initial: Int(args[5])!, maximum: Int(args[6])!)
+            case "rel-diskfull": return try diskFull(dir, filler: args[3])
+            case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
+            case "rel-soak-mixed": try soakMixed(dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
+            default: return say(1, "unknown command \(args[1])")
+            }
+        } catch {
+            return say(2, "cache error: \((error as? CacheError)?.detailedDescription() ?? "\(error)")")
+        }
+        fflush(nil)
+        return 0
+    }
+
+    @discardableResult
+    static func say(_ code: Int32, _ message: String) -> Int32 {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        fflush(nil)
+        return code
+    }
+
+    static func ack(_ key: String, _ seq: UInt64) {
+        print("ACK \(key) \(seq)")
+        fflush(nil)
+    }
+
+    // MARK: T3 kill points inside store
+
+    /// Stores with acknowledgements; with a kill point, arms `abortProcess` after a seeded number
+    /// of stores so the process `_exit(77)`s at exactly that step of the next file-backed store.
+    static func crashWriter(_ dir: String, seed: UInt64, id: UInt64, keys: Int, point: String) throws(CacheError) {
+        var configuration = CacheStoreConfiguration()
+        if point == "dirfsync" { configuration.durability = .durable } // the directory fsync follows the rename
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var rng = SplitMix64(seed: seed)
+        var seq = id << 40
+        let armAfter = point == "none" ? Int.max : Int(rng.next() % 4)
+        var stores = 0
+        while true {
+            seq += 1
+            // Keys 1000… : disjoint from `writer`'s, so "latest acknowledged seq" stays exact.
+            let key = Worker.keyName(1000 + Int(rng.next() % UInt64(keys)))
+            if stores == armAfter {
+                switch point {
+                case "rename": InjectedFault.rename.inject(nth: 1, abortProcess: true)
+                case "dirfsync": InjectedFault.fsync.inject(nth: 2, abortProcess: true) // 1: temp fdatasync, 2: bodies/xx
+                case "commit": InjectedFault.commit.inject(nth: 1, abortProcess: true)
+                default: break
+                }
+                // A file-backed body, so every kill point is on this store's path.
+                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: 30_000))
+                say(3, "kill point \(point) was not reached")
+                exit(3)
+            }
+            try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 64 << 10)))
+            ack(key, seq)
+            stores += 1
+        }
+    }
+
+    /// A cron-like compactor in a loop (T3 second half, T8). Without a target it only walks the
+    /// index and sweeps orphans older than the grace period, so "acknowledged ⇒ present" holds.
+    static func compactor(_ dir: String, millis: UInt32, graceMillis: Int, target: Int?) throws(CacheError) {
+        let store = try CacheStore(directory: dir)
+        var policy = CompactionPolicy(targetBytes: target)
+        policy.gracePeriod = .milliseconds(graceMillis)
+        policy.waitForLock = true
+        policy.batchSize = 200
+        var runs = 0, evicted = 0, orphans = 0, temps = 0
+        while true {
+            let report = try store.compact(policy)
+            runs += 1
+            evicted += report.evictedEntries
+            orphans += report.orphanFiles
+            temps += report.tempFiles
+            print("COMPACTED run=\(runs) evicted=\(evicted) orphans=\(orphans) temps=\(temps)")
+            fflush(nil)
+            usleep(millis * 1000)
+        }
+    }
+
+    // MARK: T2 open storm, T7 reader slots
+
+    static func openClose(_ dir: String, times: Int) throws(CacheError) {
+        for i in 0..<times {
+            let store = try CacheStore(directory: dir)
+            let key = "open-\(getpid())-\(i % 5)"
+            try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: UInt64(i), size: 100))
+            guard let hit = try store.record(for: Array(key.utf8)), case .valid(UInt64(i)) = TestBody.check(hit.body ?? [], expectedKey: key) else {
+                exit(say(3, "open \(i): own store not readable"))
+            }
+        }
+        print("OPENED \(times)")
+    }
+
+    static func readerConfiguration(_ maxReaders: Int) -> CacheStoreConfiguration {
+        var configuration = CacheStoreConfiguration()
+        configuration.maximumReaders = maxReaders
+        return configuration
+    }
+
+    static func readLoop(_ dir: String, keys: Int, maxReaders: Int) throws(CacheError) {
+        let store = try CacheStore(directory: dir, configuration: readerConfiguration(maxReaders))
+        var rng = SplitMix64(seed: UInt64(getpid()))
+        var reads = 0
+        while true {
+            let key = Worker.keyName(Int(rng.next() % UInt64(keys)))
+            if let hit = try store.record(for: Array(key.utf8)), case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) {
+                exit(say(3, "TORN \(key): \(why)"))
+            }
+            reads += 1
+            if reads == 1 {
+                print("READY")
+                fflush(nil)
+            }
+        }
+    }
+
+    /// Opens before the stale slots pile up, then takes its first reader slot on request: the
+    /// `MDB_READERS_FULL` → `mdb_reader_check` → retry path, not the one at open.
+    static func readOnce(_ dir: String, maxReaders: Int) throws(CacheError) {
+        let store = try CacheStore(directory: dir, configuration: readerConfiguration(maxReaders))
+        print("READY")
+        fflush(nil)
+        _ = readLine()
+        let hit = try store.record(for: Array(Worker.keyName(0).utf8))
+        print(hit == nil ? "MISS" : "HIT")
+    }
+
+    // MARK: T6 map growth and the hard cap
+
+    static func mapWriter(_ dir: String, id: Int, seconds: Double, initial: Int, maximum: Int) throws(CacheError) {
+        var configuration = CacheStoreConfiguration()
+        configuration.initialIndexBytes = initial
+        configuration.maximumIndexBytes = maximum
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var rng = SplitMix64(seed: UInt64(id) &* 7919 &+ UInt64(getpid()))
+        let deadline = Date().addingTimeInterval(seconds)
+        var seq = UInt64(id) << 40
+        var lastMap = 0, mapChanges = 0
+        var acked: [(String, UInt64)] = []
+        while Date() < deadline {
+            seq += 1
+            let key = "map-\(id)-\(seq & 0xffff_ffff)"
+            // Incompressible ~1.5 KiB bodies stay inline: the index itself grows.
+            var body = TestBody.make(key: key, seq: seq, size: 0)
+            for _ in 0..<(1200 + Int(rng.next() % 400)) / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
+            do {
+                try store.store(RecordDescriptor(key: Array(key.utf8), userInfo: body), body: TestBody.make(key: key, seq: seq, size: 64))
+            } catch CacheError.Code.indexFull {
+                // Reads keep working at the cap: every acknowledged entry of ours is readable.
+                for (k, s) in acked {
+                    guard let hit = try store.record(for: Array(k.utf8)), case .valid(s) = TestBody.check(hit.body ?? [], expectedKey: k) else {
+                        exit(say(3, "after indexFull: \(k) not readable"))
+                    }
+                }
+                print("INDEXFULL acked=\(acked.count) map=\(try store.statistics().indexMapBytes) reread=\(acked.count)")
+                return
+            }
+            acked.append((key, seq))
+            ack(key, seq)
+            let map = try store.statistics().indexMapBytes
+            if map != lastMap {
+                if lastMap != 0 { mapChanges += 1 }
+                lastMap = map
+                print("MAP \(map)")
+            }
+        }
+        print("DONE stores=\(acked.count) mapChanges=\(mapChanges) map=\(lastMap)")
+    }
+
+    // MARK: T5 disk full
+
+    /// Runs inside a small tmpfs: bodies until ENOSPC (a), index commits until ENOSPC (b), then
+    /// space is freed and stores work again (c). Every acknowledged entry stays bit-exact.
+    static func diskFull(_ dir: String, filler: String) throws -> Int32 {
+        var configuration = CacheStoreConfiguration()
+        configuration.initialIndexBytes = 1 << 20
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var acked: [(String, UInt64)] = []
+        var rng = SplitMix64(seed: 5)
+        func incompressible(_ key: String, _ seq: UInt64, _ size: Int) -> [UInt8] {
+            var body = TestBody.make(key: key, seq: seq, size: 0)
+            for _ in 0..<size / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
+            return body
+        }
+        func checkAll(_ stage: String) throws -> Bool {
+            for (k, s) in acked {
+                guard let hit = try store.record(for: Array(k.utf8)) else { say(3, "\(stage): LOST \(k)"); return false }
+                let expected = s
+                let body = hit.body ?? []
+                // Bodies here are TestBody headers + random bytes: check key and seq only.
+                guard body.count > 12, Array(body[0..<4]) == TestBody.magic, body.contains(seqBytes(expected)) else {
+                    say(3, "\(stage): TORN \(k)"); return false
+                }
+            }
+            return true
+        }
+        func seqBytes(_ s: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: s >> (8 * $0)) } }
+        func tmpCount() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1 }
+
+        // (a) ENOSPC while writing a body.
+        var seq: UInt64 = 0
+        var bodyError: CacheError?
+        while bodyError == nil {
+            seq += 1
+            let key = "full-\(seq)"
+            do {
+                try store.store(RecordDescriptor(key: Array(key.utf8)), body: incompressible(key, seq, 256 << 10))
+                acked.append((key, seq))
+            } catch { bodyError = error }
+        }
+        guard bodyError!.code == .diskFull else { return say(3, "(a) expected diskFull, got \(bodyError!.detailedDescription())") }
+        print("A diskFull after \(acked.count) stores op=\(bodyError!.cause?.operation ?? "?")")
+        guard try checkAll("(a)") else { return 3 }
+        guard tmpCount() == 0 else { return say(3, "(a) temp files left: \(tmpCount())") }
+
+        // (b) ENOSPC in the index commit: fill the rest of the disk, then inline stores.
+        let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var chunk = [UInt8](repeating: 7, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
+        chunk = [1]
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
+        close(fd)
+        var indexError: CacheError?
+        var inlineStores = 0
+        while indexError == nil && inlineStores < 200_000 {
+            seq += 1
+            let key = "inline-\(seq)"
+            do {
+                try store.store(RecordDescriptor(key: Array(key.utf8), userInfo: incompressible(key, seq, 1500)), body: TestBody.make(key: key, seq: seq, size: 40))
+                acked.append((key, seq))
+                inlineStores += 1
+            } catch { indexError = error }
+        }
+        guard let indexError, indexError.code == .diskFull else {
+            return say(3, "(b) expected diskFull, got \(indexError?.detailedDescription() ?? "none after \(inlineStores) stores")")
+        }
+        print("B diskFull after \(inlineStores) inline stores op=\(indexError.cause?.operation ?? "?")")
+        guard try checkAll("(b)") else { return 3 }
+        guard tmpCount() == 0 else { return say(3, "(b) temp files left: \(tmpCount())") }
+
+        // (c) Free space: the first store after succeeds, the index is not in MDB_PANIC.
+        unlink(filler)
+        seq += 1
+        let key = "after-\(seq)"
+        try store.store(RecordDescriptor(key: Array(key.utf8)), body: incompressible(key, seq, 64 << 10))
+        acked.append((key, seq))
+        for (k, _) in acked.prefix(10) { try store.remove(key: Array(k.utf8)) }
+        acked.removeFirst(10)
+        seq += 1
+        let big = "after-\(seq)"
+        try store.store(RecordDescriptor(key: Array(big.utf8)), body: incompressible(big, seq, 1 << 20))
+        acked.append((big, seq))
+        guard try checkAll("(c)") else { return 3 }
+        let report = try store.verify()
+        guard !report.isDamaged, report.tempFiles == 0 else { return say(3, "(c) verify: \(report)") }
+        // A fresh handle in a fresh process would see the same; reopening here is the same env.
+        print("C ok entries=\(acked.count) verified")
+        return 0
+    }
+
+    // MARK: T17 bounded memory for a streamed body
+
+    static func residentKiB(_ field: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return -1
+    }
+
+    static func rss(_ dir: String, mebibytes: Int) throws -> Int32 {
+        var configuration = CacheStoreConfiguration()
+        configuration.maximumBodyBytes = 64 << 20
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var rng = SplitMix64(seed: 17)
+        var writer = try store.makeBodyWriter()
+        // Warm up, then reset the high-water mark (Linux: "5" to clear_refs resets VmHWM).
+        try writer.append(chunk)
+        if let f = fopen("/proc/self/clear_refs", "w") { fputs("5", f); fclose(f) }
+        let before = residentKiB("VmRSS")
+        var appended = chunk.count
+        var refusal: CacheError?
+        while appended < mebibytes << 20 {
+            for i in stride(from: 0, to: chunk.count, by: 8) {
+                let r = rng.next()
+                withUnsafeBytes(of: r) { for j in 0..<8 { chunk[i + j] = $0[j] % 64 &+ 32 } }
+            }
+            do { try writer.append(chunk) } catch { refusal = error; break }
+            appended += chunk.count
+        }
+        let peak = residentKiB("VmHWM")
+        _ = consume writer
+        let temps = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1
+        print("RSS beforeKiB=\(before) peakKiB=\(peak) growthKiB=\(peak - before) appendedMiB=\(appended >> 20) refused=\(refusal?.code.name ?? "no") temps=\(temps)")
+        guard refusal?.code == .tooLarge else { return say(3, "not refused: \(refusal?.detailedDescription() ?? "accepted")") }
+        guard temps == 0 else { return say(3, "temp file left after refusal") }
+        guard try store.statistics().entries == 0 else { return say(3, "something was published") }
+        return 0
+    }
+
+    // MARK: Soak (T2/T8 with eviction)
+
+    /// Like `mixed`, but a compactor may evict: a miss is always allowed, a hit must be whole and
+    /// must not go back past what this process itself last stored and saw.
+    static func soakMixed(_ dir: String, seed: UInt64, seconds: Double, keys: Int, id: Int) throws(CacheError) {
+        let store = try CacheStore(directory: dir)
+        var rng = SplitMix64(seed: seed)
+        let deadline = Date().addingTimeInterval(seconds)
+        var ops = 0, hits = 0, puts = 0, removes = 0
+        var seq = UInt64(id) << 40
+        while Date() < deadline {
+            ops += 1
+            let n = rng.next() % 4 == 0 ? Int(rng.next() % 10) : Int(rng.next() % UInt64(keys))
+            let key = Worker.keyName(n)
+            let roll = rng.next() % 100
+            if roll < 60 {
+                if let hit = try store.record(for: Array(key.utf8)) {
+                    hits += 1
+                    if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) { exit(say(3, "TORN \(key): \(why) seed=\(seed)")) }
+                }
+            } else if roll < 90 {
+                seq += 1
+                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 256 << 10)))
+                puts += 1
+            } else {
+                try store.remove(key: Array(key.utf8))
+                removes += 1
+            }
+        }
+        print("DONE ops=\(ops) hits=\(hits) puts=\(puts) removes=\(removes)")
+    }
+}

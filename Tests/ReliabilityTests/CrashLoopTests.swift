@@ -1,0 +1,85 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+
+extension Reliability {
+    /// RELIABILITY T3: the kill -9 loop with kill points inside `store`, the compactor joining in
+    /// the second half, then stale reader slots and orphans.
+    @Suite struct CrashLoop {
+        static let rounds = Int(ProcessInfo.processInfo.environment["SUC_ROUNDS"] ?? "") ?? (soak ? 1000 : 50)
+
+        @Test("kill -9 and kill points inside store: every acknowledged store survives, bit-exact")
+        func crashLoop() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, ackFile = scratch.root + "/acks"
+            _ = try CacheStore(directory: dir)
+            let seed = runSeed("T3 crashLoop")
+            var rng = Seeded(seed: seed)
+            let points = ["rename", "dirfsync", "commit", "none"]
+            var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0
+            let rounds = Self.rounds
+            for round in 0..<rounds {
+                // Given: writer A (killed at random), writer B dying at a kill point, a reader,
+                // and from the second half on a compactor (no size target: ACKed ⇒ present).
+                let point = points[round % points.count]
+                var children: [(name: String, child: Child)] = [
+                    ("writerA", try Child(["writer", dir, String(seed &+ UInt64(round)), String(round * 2), "200"])),
+                    ("writerB", try Child(["rel-crashwriter", dir, String(seed &+ UInt64(round) &* 31), String(round * 2 + 1), "200", point])),
+                    ("reader", try Child(["reader", dir, "0.5", "200"])),
+                ]
+                if round >= rounds / 2 {
+                    children.append(("compactor", try Child(["rel-compactor", dir, "30", "5000"])))
+                    compactorRounds += 1
+                }
+                // When: one random process is killed after 5–200 ms, the rest shortly after.
+                usleep(UInt32(5_000 + rng.next() % 195_000))
+                let victim = Int(rng.next() % UInt64(children.count))
+                children[victim].child.kill9()
+                kills += 1
+                usleep(UInt32(rng.next() % 50_000))
+                for (_, child) in children { child.kill9() }
+                for (name, child) in children {
+                    let result = child.finish()
+                    if name.hasPrefix("writer") { acknowledged += appendAcks(result.out, to: ackFile) }
+                    if name == "writerB" && result.status == 77 { pointDeaths += 1 }
+                    // A kill -9 ends with a signal; anything else must be a clean exit or 77.
+                    let signalled = child.process.terminationReason == .uncaughtSignal
+                    #expect(signalled || result.status == 0 || result.status == 77,
+                            "round \(round) \(name) (seed \(seed)): status \(result.status) \(result.err)")
+                }
+                // Then: every acknowledged store so far is readable, bit-exact, from a new process.
+                if FileManager.default.fileExists(atPath: ackFile) {
+                    let verify = try Child.run(["verify", dir, ackFile])
+                    #expect(verify.status == 0, "round \(round) point \(point) (seed \(seed)): \(verify.err)")
+                    if verify.status != 0 { break }
+                    verifiedKeys = Int(verify.out.split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? verifiedKeys
+                }
+            }
+            #expect(acknowledged > rounds, "the writers made progress")
+            #expect(pointDeaths > rounds / 8, "writer B died at its kill point in a fair share of rounds (\(pointDeaths))")
+
+            // Stale reader slots: a new open reclaims every slot of a dead process.
+            #expect(try Child.run(["get", dir, "nothing"]).status == 4)
+            if let pids = readerTablePids(dir) {
+                let stale = pids.filter { !isAlive($0) }
+                #expect(stale.isEmpty, "stale reader slots left after an open: \(stale)")
+            }
+
+            // Orphans (temp files of writers killed after the temp write, bodies renamed but
+            // never committed) are all gone after one compaction.
+            let store = try CacheStore(directory: dir)
+            let before = try store.verify()
+            var policy = CompactionPolicy()
+            policy.gracePeriod = .zero
+            let report = try store.compact(policy)
+            let after = try store.verify(checkBodies: true)
+            #expect(!after.isDamaged, "\(after)")
+            #expect(after.orphanFiles == 0 && after.tempFiles == 0, "one compaction removes every orphan: \(after)")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) == 0)
+            #expect(report.orphanFiles + report.tempFiles == before.orphanFiles + before.tempFiles)
+            let verify = try Child.run(["verify", dir, ackFile])
+            #expect(verify.status == 0, "after compaction (seed \(seed)): \(verify.err)")
+            print("T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0")
+        }
+    }
+}

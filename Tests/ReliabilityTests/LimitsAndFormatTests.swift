@@ -1,0 +1,108 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+
+extension Reliability {
+    /// RELIABILITY T17 (bounded memory for a huge streamed body) and T18 (format versions).
+    /// The semantics halves live in HTTPCacheSemanticsTests: header-10000-lines-rejected, the
+    /// 10,000-name Vary in VaryKeyTests, age-clock-jumped-back-never-negative,
+    /// age-date-in-future-never-negative and reuse-clock-backwards-age-zero.
+    @Suite struct LimitsAndFormat {
+        @Test("T17 a 100 MiB streamed body is refused at the 64 MiB limit; RSS grows < 8 MiB; nothing left behind")
+        func hugeStreamedBody() throws {
+            let scratch = Scratch()
+            let result = try Child.run(["rel-rss", scratch.cache, "100"])
+            #expect(result.status == 0, "\(result.out) \(result.err)")
+            let growth = result.out.split(separator: " ").first { $0.hasPrefix("growthKiB=") }.flatMap { Int($0.dropFirst(10)) }
+            #expect(growth.map { $0 < 8 * 1024 } == true, "\(result.out)")
+            print("T17: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+
+        /// Rewrites the meta "format" record with LMDB's own tools, as a future build would.
+        static func setFormat(_ cache: String, valueHex: String) throws -> Bool {
+            guard try Child.shell("command -v mdb_dump && command -v mdb_load").status == 0 else { return false }
+            let index = cache + "/index.lmdb"
+            let dump = try Child.shell("mdb_dump -n -s meta '\(index)'")
+            try #require(dump.status == 0, "\(dump.err)")
+            var lines = dump.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let keyHex = " " + Array("format".utf8).map { String(format: "%02x", $0) }.joined()
+            let at = try #require(lines.firstIndex(of: keyHex), "no format record in \(dump.out)")
+            lines[at + 1] = " " + valueHex
+            let file = cache + ".dump"
+            try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let load = try Child.shell("mdb_load -n -s meta -f '\(file)' '\(index)'")
+            try #require(load.status == 0, "\(load.err)")
+            return true
+        }
+
+        @Test("T18 a directory whose format record says 2 (or 0) is refused with .unsupportedVersion and left untouched",
+              arguments: ["0200000000000000", "0000000000000000"])
+        func unknownFormatVersion(_ valueHex: String) throws {
+            let scratch = Scratch()
+            do {
+                let store = try CacheStore(directory: scratch.cache)
+                try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 7, count: 10_000))
+            }
+            guard try Self.setFormat(scratch.cache, valueHex: valueHex) else { print("T18 skipped: mdb_dump/mdb_load missing"); return }
+            let before = try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies").flatMap {
+                try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies/" + $0)
+            }
+            // In another process (no environment of this one is reused) and in this one.
+            let other = try Child.run(["get", scratch.cache, "k"])
+            #expect(other.status == 2 && other.err.contains("unsupportedVersion"), "\(other)")
+            var code: CacheError.Code?
+            do { _ = try CacheStore(directory: scratch.cache) } catch { code = error.code }
+            #expect(code == .unsupportedVersion)
+            let after = try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies").flatMap {
+                try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies/" + $0)
+            }
+            #expect(before == after, "a refused open changed nothing")
+            // Putting the format back makes the data readable again: refused, never misread.
+            #expect(try Self.setFormat(scratch.cache, valueHex: "0100000000000000"))
+            #expect(try CacheStore(directory: scratch.cache).record(for: Array("k".utf8))?.body == Array(repeating: 7, count: 10_000))
+        }
+
+        @Test("T18 a format record of the wrong size is a typed error, not a misread")
+        func damagedFormatRecord() throws {
+            let scratch = Scratch()
+            _ = try CacheStore(directory: scratch.cache)
+            guard try Self.setFormat(scratch.cache, valueHex: "01000000") else { return }
+            let other = try Child.run(["get", scratch.cache, "k"])
+            #expect(other.status == 2, "\(other)")
+        }
+
+        @Test("T18 an index record of format 2 is a miss and is purged; its neighbours are intact")
+        func recordOfFutureFormat() throws {
+            let scratch = Scratch()
+            let store = try CacheStore(directory: scratch.cache)
+            try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 1, count: 5000))
+            try store.store(RecordDescriptor(key: Array("n".utf8)), body: Array(repeating: 2, count: 5000))
+            var raw = try #require(try store.debugRawRecord(for: Array("k".utf8)))
+            raw[4] = 2 // u16 format at offset 4 (record.c)
+            try store.debugOverwriteRecord(for: Array("k".utf8), with: raw)
+            #expect(try store.record(for: Array("k".utf8)) == nil)
+            #expect(try store.record(for: Array("n".utf8))?.body == Array(repeating: 2, count: 5000))
+        }
+    }
+
+    /// RELIABILITY T12: every committed fuzz failure stays a unit test.
+    @Suite struct FuzzFailCases {
+        @Test("Fuzz/FailCases replay through the fuzz checks without a crash")
+        func replay() throws {
+            let failCases = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../Fuzz/FailCases").standardized.path
+            let result = try Child.run(["fuzz-replay", failCases])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.out.contains("REPLAYED total="))
+            print("T12 replay: " + result.out.split(separator: "\n").joined(separator: "; "))
+        }
+
+        @Test("Fuzz/KnownBugs replay", .disabled("bug: HTTPDate accepts \"Sat, 31 Dec 9999 23:59:60 GMT\" as an instant in year 10000, which imfFixdate cannot print"))
+        func knownBugs() throws {
+            let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../Fuzz/KnownBugs").standardized.path
+            let result = try Child.run(["fuzz-replay", dir])
+            #expect(result.status == 0, "\(result.err.suffix(2000))")
+        }
+    }
+}

@@ -41,6 +41,15 @@ void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN
     out[3 + 2 * SUC_BODY_ID_LEN] = '\0';
 }
 
+int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int create) {
+    char sub[3] = {HEX[id[0] >> 4], HEX[id[0] & 15], '\0'};
+    int fd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+    if (fd < 0 && errno == ENOENT && create) {
+        if (suc_make_dir(c->bodiesfd, sub, &fd, NULL) != SUC_OK) fd = -1;
+    }
+    return fd;
+}
+
 /* ---- zlib pools --------------------------------------------------------------------- */
 
 z_stream *suc_zpool_take_deflate(suc_cache *c) {
@@ -195,8 +204,17 @@ int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_
     }
 
     suc_body_path(rec->body_id, path);
+    int dirfd = suc_body_open_fanout(c, rec->body_id, 0);
+    if (dirfd < 0) {
+        int e = errno;
+        rc = e == ENOENT ? suc_fail(err, SUC_ENOTFOUND, "openat(fan-out)", e, 0, "body directory is gone")
+           : (e == ELOOP || e == ENOTDIR) ? suc_fail(err, SUC_ECORRUPT, "openat(fan-out)", e, 0, "body directory is not a real directory")
+           : suc_fail_errno(err, "openat(fan-out)", e);
+        goto out;
+    }
     /* O_NONBLOCK: a FIFO planted at the path must not block us; O_NOFOLLOW: nor a symlink. */
-    fd = suc_os_openat(c->bodiesfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    fd = suc_os_openat(dirfd, SUC_BODY_NAME(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    suc_os_close(dirfd);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT) /* removed by another process after our index read: a plain miss */
@@ -255,7 +273,11 @@ out:
 void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count) {
     char path[SUC_BODY_PATH_LEN];
     for (size_t i = 0; i < count; i++) {
-        suc_body_path(ids + i * SUC_BODY_ID_LEN, path);
-        (void)suc_os_unlinkat(c->bodiesfd, path, 0);
+        const uint8_t *id = ids + i * SUC_BODY_ID_LEN;
+        int dirfd = suc_body_open_fanout(c, id, 0);
+        if (dirfd < 0) continue; /* gone, or not a real directory: never unlink through a link */
+        suc_body_path(id, path);
+        (void)suc_os_unlinkat(dirfd, SUC_BODY_NAME(path), 0);
+        suc_os_close(dirfd);
     }
 }

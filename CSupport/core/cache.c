@@ -140,7 +140,13 @@ int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
     int created = suc_os_mkdirat(dirfd, name, 02770) == 0;
     if (!created && errno != EEXIST) return suc_fail_errno(err, "mkdirat", errno);
     int fd = suc_os_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-    if (fd < 0) return suc_fail_errno(err, "openat(dir)", errno);
+    if (fd < 0) {
+        int e = errno;
+        /* O_NOFOLLOW|O_DIRECTORY on a symlink fails with ENOTDIR (or ELOOP): hostile, not I/O. */
+        if (e == ENOTDIR || e == ELOOP)
+            return suc_fail(err, SUC_EUNSAFE, "openat(dir)", e, 0, "%s is not a real directory", name);
+        return suc_fail_errno(err, "openat(dir)", e);
+    }
     if (created) (void)suc_os_fchmod(fd, 02770);
     if (out_fd) *out_fd = fd;
     else suc_os_close(fd);
@@ -226,18 +232,22 @@ static int adopt_map_size(suc_cache *c, suc_error *err) {
 
 /* MDB_MAP_FULL: double the map up to the cap. Several processes may do this at once; each
  * sets a size at least as large as what it saw, and LMDB keeps the largest in the meta page. */
-static int grow_map(suc_cache *c, uint64_t seen_size, suc_error *err) {
+static int grow_map(suc_cache *c, uint64_t seen_size, int removal_only, suc_error *err) {
     int rc = SUC_OK;
+    /* Even a delete needs fresh pages (copy-on-write), so a full index could not shrink itself:
+     * transactions that only remove may grow past the cap by a small reserve. */
+    uint64_t reserve = c->opts.map_size_max / 16 > (1u << 20) ? c->opts.map_size_max / 16 : (1u << 20);
+    uint64_t cap = c->opts.map_size_max + (removal_only ? reserve : 0);
     pthread_rwlock_wrlock(&c->map_lock);
     if (c->map_size > seen_size) goto out; /* another thread of ours already grew it */
-    if (c->map_size >= c->opts.map_size_max) {
+    if (c->map_size >= cap) {
         rc = suc_fail(err, SUC_EINDEXFULL, "mdb_env_set_mapsize", 0, MDB_MAP_FULL,
                       "index is full at its maximum map size of %llu bytes",
                       (unsigned long long)c->opts.map_size_max);
         goto out;
     }
     uint64_t next = c->map_size * 2;
-    if (next > c->opts.map_size_max) next = c->opts.map_size_max;
+    if (next > cap) next = cap;
     int mrc = mdb_env_set_mapsize(c->env, (size_t)next);
     if (mrc) {
         rc = suc_fail_mdb(err, "mdb_env_set_mapsize", mrc);
@@ -295,6 +305,10 @@ void suc_rtxn_end(suc_cache *c, MDB_txn *txn) {
 }
 
 int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err) {
+    return suc_write_txn_ex(c, fn, reset, ctx, 0, err);
+}
+
+int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only, suc_error *err) {
     for (int attempt = 0;; attempt++) {
         suc_error local = {0};
         MDB_txn *txn = NULL;
@@ -325,7 +339,7 @@ int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, 
         pthread_rwlock_unlock(&c->map_lock);
         if (rc == SUC_OK) return SUC_OK;
         if (local.lib_rc == MDB_MAP_FULL && attempt < 64) {
-            int grc = grow_map(c, seen, err);
+            int grc = grow_map(c, seen, removal_only, err);
             if (grc) return grc;
             if (reset) reset(ctx);
             continue;

@@ -355,8 +355,10 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
 
         ctx.hits = atomic_exchange(&c->pending_hits, 0);
         ctx.misses = atomic_exchange(&c->pending_misses, 0);
+        int removal_only = 1;
+        for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind != SUC_OP_PUT;
         suc_error berr = {0};
-        int brc = suc_write_txn(c, batch_apply, batch_reset, &ctx, &berr);
+        int brc = suc_write_txn_ex(c, batch_apply, batch_reset, &ctx, removal_only, &berr);
         free(mine);
         if (brc) { /* not written: keep them for the next write */
             atomic_fetch_add(&c->pending_hits, ctx.hits);
@@ -684,7 +686,7 @@ static int bulk_remove(suc_cache *c, int by_time, int64_t since_ms, uint64_t *ou
         bulk_ctx ctx = {0};
         ctx.by_time = by_time;
         ctx.since_ms = since_ms;
-        rc = suc_write_txn(c, bulk_apply, bulk_reset, &ctx, err);
+        rc = suc_write_txn_ex(c, bulk_apply, bulk_reset, &ctx, 1, err);
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count);
             total += ctx.op.removed;

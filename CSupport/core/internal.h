@@ -81,6 +81,14 @@ int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_
 /* Inflates or copies `stored` (stored_size bytes) into out (body_size bytes) and checks it. */
 int suc_body_decode(suc_cache *c, const suc_record *rec, const uint8_t *stored, uint8_t *out,
                     suc_error *err);
+/* Opens the fan-out directory bodies/xx of a body id with O_DIRECTORY|O_NOFOLLOW, so that a
+ * symlink planted there by another group member is never followed (O_NOFOLLOW on "xx/<hex>"
+ * guards only the last component). With `create`, a missing one is made (2770). Returns the
+ * descriptor, or -1 with errno set (ELOOP/ENOTDIR: not a real directory). */
+int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int create);
+/* The file name of a body inside its fan-out directory: the 32 hex digits. */
+#define SUC_BODY_NAME(path) ((path) + 3)
+
 /* Unlinks body files after an index commit; errors other than ENOENT are ignored (the
  * compactor removes orphans). */
 void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count);
@@ -214,6 +222,9 @@ void suc_rtxn_end(suc_cache *c, MDB_txn *txn);
 typedef int (*suc_write_fn)(suc_cache *c, MDB_txn *txn, void *ctx, suc_error *err);
 typedef void (*suc_reset_fn)(void *ctx);
 int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err);
+/* The same for a transaction that only removes: it may grow the map past the cap by a reserve. */
+int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only,
+                     suc_error *err);
 
 /* Counters in the meta table, adjusted inside a write transaction. */
 int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err);

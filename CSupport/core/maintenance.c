@@ -411,7 +411,7 @@ int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *o
         for (;;) {
             evict_ctx ctx = {0};
             ctx.p = p;
-            rc = suc_write_txn(c, evict_apply, evict_reset, &ctx, err);
+            rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
             if (rc == SUC_OK) {
                 suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
                 out->evicted_entries += ctx.evicted;
@@ -449,8 +449,12 @@ static int check_body(suc_cache *c, const suc_record *r, size_t rec_len, int ful
     }
     char path[SUC_BODY_PATH_LEN];
     suc_body_path(r->body_id, path);
-    int fd = suc_os_openat(c->bodiesfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (fd < 0) return errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
+    int dirfd = suc_body_open_fanout(c, r->body_id, 0);
+    if (dirfd < 0) return errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
+    int fd = suc_os_openat(dirfd, SUC_BODY_NAME(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    int open_errno = errno;
+    suc_os_close(dirfd);
+    if (fd < 0) return open_errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
     struct stat st;
     uint8_t h[SUC_BODY_HEADER_LEN];
     int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -552,7 +556,7 @@ static int check_time_index(suc_cache *c, MDB_dbi dbi, int use_time, int fix, ui
         *strays += nbad;
         if (fix && nbad) {
             stray_ctx ctx = {dbi, bad, nbad, use_time};
-            if ((rc = suc_write_txn(c, drop_strays_apply, NULL, &ctx, err))) break;
+            if ((rc = suc_write_txn_ex(c, drop_strays_apply, NULL, &ctx, 1, err))) break;
         }
         if (seen < DEFAULT_BATCH) break;
     }

@@ -213,7 +213,7 @@ static int check_params(suc_cache *c, const suc_put_params *p, suc_error *err) {
 
 int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_version, suc_error *err) {
     suc_cache *c = w->c;
-    int rc = SUC_OK, published = 0;
+    int rc = SUC_OK, published = 0, final_dirfd = -1;
     char final_path[SUC_BODY_PATH_LEN];
     uint8_t *meta = NULL;
     suc_op op = {0};
@@ -283,28 +283,26 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         suc_os_close(w->fd);
         w->fd = -1;
         suc_body_path(w->id, final_path);
-        int renamed = suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) == 0;
-        if (!renamed && errno == ENOENT) { /* its fan-out directory went missing: make it again */
-            char sub[3] = {final_path[0], final_path[1], '\0'};
-            if (suc_make_dir(c->bodiesfd, sub, NULL, NULL) == SUC_OK)
-                renamed = suc_os_renameat(c->tmpfd, w->tmp_name, c->bodiesfd, final_path) == 0;
+        /* Into bodies/xx through a descriptor opened with O_NOFOLLOW: a symlink planted at xx
+         * must never carry the body outside the root (RELIABILITY §3.4). */
+        final_dirfd = suc_body_open_fanout(c, w->id, 1);
+        if (final_dirfd < 0) {
+            int e = errno;
+            rc = (e == ELOOP || e == ENOTDIR)
+                     ? suc_fail(err, SUC_EUNSAFE, "openat(fan-out)", e, 0, "body directory %.2s is not a real directory", final_path)
+                     : suc_fail_errno(err, "openat(fan-out)", e);
+            (void)suc_os_unlinkat(c->tmpfd, w->tmp_name, 0);
+            goto out;
         }
-        if (!renamed) {
+        if (suc_os_renameat(c->tmpfd, w->tmp_name, final_dirfd, SUC_BODY_NAME(final_path)) < 0) {
             rc = suc_fail_errno(err, "renameat(body)", errno);
             (void)suc_os_unlinkat(c->tmpfd, w->tmp_name, 0);
             goto out;
         }
         published = 1;
-        if (c->opts.durability == SUC_DURABILITY_DURABLE) {
-            char sub[3] = {final_path[0], final_path[1], '\0'};
-            int dfd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-            int ok = dfd >= 0 && suc_os_fsync(dfd) == 0;
-            int e = errno;
-            suc_os_close(dfd);
-            if (!ok) {
-                rc = suc_fail_errno(err, "fsync(bodies dir)", e);
-                goto out;
-            }
+        if (c->opts.durability == SUC_DURABILITY_DURABLE && suc_os_fsync(final_dirfd) < 0) {
+            rc = suc_fail_errno(err, "fsync(bodies dir)", errno);
+            goto out;
         }
     }
 
@@ -328,7 +326,8 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     }
 
 out:
-    if (published) (void)suc_os_unlinkat(c->bodiesfd, final_path, 0);
+    if (published) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);
+    suc_os_close(final_dirfd);
     suc_op_release(&op);
     free(meta);
     suc_writer_abort(w);

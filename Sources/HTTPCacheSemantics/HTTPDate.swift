@@ -156,7 +156,10 @@ public struct HTTPDate: Sendable, Hashable, Comparable {
         guard (0...9999).contains(year), (1...12).contains(month), day >= 1,
             day <= daysInMonth(year: year, month: month)
         else { return nil }
-        return HTTPDate(secondsSince1970: daysFromCivil(year: year, month: month, day: day) * 86_400 + Int64(time))
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + Int64(time)
+        // A leap second on 9999-12-31 would land in year 10000, which no HTTP-date can name.
+        guard seconds <= daysFromCivil(year: 9999, month: 12, day: 31) * 86_400 + 86_399 else { return nil }
+        return HTTPDate(secondsSince1970: seconds)
     }
 
     private static func daysInMonth(year: Int, month: Int) -> Int {

@@ -88,8 +88,7 @@ extension Reliability {
             print("T6 cap: writers=2 acked=\(acked) bothIndexFull=\(full == 2) storeAfterRemove=ok")
         }
 
-        @Test("T6 at the cap every remove succeeds (a full index can always be shrunk)",
-              .disabled("bug: at map_size_max a remove's copy-on-write needs free pages: suc_remove fails with SUC_EINDEXFULL (cache.c suc_write_txn/grow_map keep no reserve for shrinking transactions)"))
+        @Test("T6 at the cap every remove succeeds (a full index can always be shrunk)")
         func removesAtTheCap() throws {
             let scratch = Scratch()
             let dir = scratch.cache

@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
@@ -87,7 +88,10 @@ let package = Package(
             name: "SharedURLCacheAsyncHTTPClient",
             dependencies: [
                 "SharedURLCache",
+                "HTTPCacheSemantics",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -145,6 +149,8 @@ let package = Package(
                 "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin",
                 "SharedURLCacheAsyncHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

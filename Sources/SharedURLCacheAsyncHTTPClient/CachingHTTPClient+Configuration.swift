@@ -1,0 +1,79 @@
+import HTTPCacheSemantics
+import SharedURLCache
+
+extension CachingHTTPClient {
+    /// How a ``CachingHTTPClient`` caches: shared or private mode, its partition, the body cap
+    /// and request collapsing, plus the caching flow's rules, hook and clock.
+    ///
+    /// ```swift
+    /// // A client acting for one user: private responses and Authorization answers are stored,
+    /// // in a partition no other user's client reads.
+    /// let client = try CachingHTTPClient(
+    ///     cache: cache, configuration: .init(mode: .private, partition: "user-\(userID)"))
+    /// ```
+    public struct Configuration: Sendable {
+        /// Whether the client's cache is shared between users (RFC 9111 §1) or private to one.
+        public enum Mode: Sendable, Hashable {
+            /// Shared (default): `s-maxage` applies; `private` responses, responses with
+            /// `Set-Cookie` and answers to `Authorization` (unless `public`, `s-maxage` or
+            /// `must-revalidate`, RFC 9111 §3.5) are not stored.
+            case shared
+            /// Private to one user: `private` responses and answers to `Authorization` are
+            /// stored. Needs a partition of its own (see ``partition``).
+            case `private`
+        }
+
+        /// Shared (default) or private mode; mapped onto
+        /// `HTTPCachingConfiguration.policy.mode` (whatever ``caching`` says).
+        public var mode: Mode
+        /// The partition the client's entries live in; `nil` keeps the cache's own
+        /// (`SharedCacheConfiguration.partition`, empty by default). Entries of one partition are
+        /// invisible to every other one. A private-mode client must not use the empty partition,
+        /// which shared clients read: what it stores (a user's `private` answers) would be served
+        /// to everybody.
+        public var partition: String?
+        /// The largest origin body the client buffers and stores (default 64 MiB).
+        ///
+        /// A response whose `Content-Length` exceeds it is not stored and is streamed to the
+        /// caller as the origin sends it (``CachingHTTPClientResponse/cacheStatus`` `.miss`, or
+        /// `.bypass` under a reload policy), so memory stays bounded. A body without a declared
+        /// length that grows past it fails with ``CachingHTTPClientError/bodyTooLarge(limitBytes:)``
+        /// and nothing is stored: its first bytes were already consumed and cannot be replayed.
+        /// The cache's own `SharedCacheConfiguration.maximumEntrySizeBytes` (8 MiB by default)
+        /// still applies to what is stored.
+        public var maximumBodyBytes: Int
+        /// Collapse concurrent misses of one URL into one origin request (default true); see
+        /// ``CachingHTTPClient``.
+        public var collapsesRequests: Bool
+        /// The caching flow's other settings: RFC 9111 knobs (cookies, heuristics, 5xx), rules,
+        /// the `willCacheResponse` hook, background revalidation and the clock. Its
+        /// `policy.mode` is replaced by ``mode``.
+        public var caching: HTTPCachingConfiguration
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - mode: shared (default) or private.
+        ///   - partition: the partition of the client's entries; `nil` keeps the cache's.
+        ///   - maximumBodyBytes: the largest body buffered and stored (default 64 MiB).
+        ///   - collapsesRequests: collapse concurrent misses of one URL (default true).
+        ///   - caching: the caching flow's settings (rules, hook, clock…).
+        public init(mode: Mode = .shared, partition: String? = nil, maximumBodyBytes: Int = 64 << 20,
+                    collapsesRequests: Bool = true, caching: HTTPCachingConfiguration = .init()) {
+            self.mode = mode
+            self.partition = partition
+            self.maximumBodyBytes = maximumBodyBytes
+            self.collapsesRequests = collapsesRequests
+            self.caching = caching
+        }
+
+        /// The flow's configuration with ``mode`` applied.
+        var flowConfiguration: HTTPCachingConfiguration {
+            var flow = caching
+            switch mode {
+            case .shared: flow.policy.mode = .shared
+            case .private: flow.policy.mode = .private
+            }
+            return flow
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import SharedURLCache
+
+/// An AsyncHTTPClient `HTTPClient` with a shared on-disk HTTP cache in front of it: RFC 9111
+/// through ``HTTPCachingFlow`` (fresh hits with no network, conditional revalidation, the six
+/// cache policies, offline answers, Vary), on a directory many processes share.
+///
+/// Two lines of setup:
+/// ```swift
+/// let client = CachingHTTPClient(cache: try SharedCache(memoryCapacity: 8 << 20, diskCapacity: 1 << 30,
+///                                                       directory: URL(fileURLWithPath: "/var/cache/api")))
+/// let response = try await client.execute(HTTPClientRequest(url: "https://api.example.com/items"), timeout: .seconds(30))
+/// ```
+///
+/// - Request collapsing: concurrent GETs of one URL that would reach the origin at once (a
+///   miss, a revalidation) send one request; the others wait for it and are then answered from
+///   the cache. In-process only; see ``Configuration/collapsesRequests`` and `RequestCollapser`
+///   for what happens with `Vary` and with responses that were not stored.
+/// - Bodies: the caching flow works on buffered bodies today, so an origin body is collected
+///   (up to ``Configuration/maximumBodyBytes``) before it is stored and answered; callers still
+///   read ``CachingHTTPClientResponse/body`` as a stream of `ByteBuffer`s, so they will not
+///   change when the flow streams.
+/// - Redirects are followed by the `HTTPClient` (its configuration decides), and the final
+///   response is stored under the URL that was asked for, as the URLSession integration does.
+/// - The `HTTPClient` is not owned: shut down your own client yourself (`HTTPClient.shared`,
+///   the default, needs no shutdown).
+///
+/// ## Topics
+/// - ``init(cache:httpClient:)``, ``init(cache:httpClient:configuration:)``, ``Configuration``
+/// - ``execute(_:timeout:policy:)``, ``execute(_:deadline:policy:)``, ``CachingHTTPClientResponse``
+public final class CachingHTTPClient: Sendable {
+    /// The client that reaches the origin.
+    public let httpClient: HTTPClient
+    /// The flow (and through it the cache, in the client's partition).
+    public let flow: HTTPCachingFlow
+    public let configuration: Configuration
+    private let collapser = RequestCollapser()
+
+    /// The cache the client reads and stores in (already in the client's partition).
+    public var cache: SharedCache { flow.cache }
+
+    /// Creates a shared-mode client on `cache`, in the cache's partition.
+    /// - Parameters:
+    ///   - cache: the shared cache (its directory, capacities and partition).
+    ///   - httpClient: the client that reaches the origin (default `HTTPClient.shared`).
+    public convenience init(cache: SharedCache, httpClient: HTTPClient = .shared) {
+        self.init(partitioned: cache, httpClient: httpClient, configuration: Configuration())
+    }
+
+    /// Creates a client with a configuration: shared or private mode, a partition, the body cap.
+    ///
+    /// ```swift
+    /// let alice = try CachingHTTPClient(cache: cache, configuration: .init(mode: .private, partition: "alice"))
+    /// ```
+    /// - Parameters:
+    ///   - cache: the shared cache. When ``Configuration/partition`` names another partition
+    ///     than the cache's, the client opens the same directory again with that partition
+    ///     (same capacities; one LMDB environment per process underneath, its own memory tier).
+    ///   - httpClient: the client that reaches the origin (default `HTTPClient.shared`).
+    ///   - configuration: mode, partition, body cap, collapsing and the flow's settings.
+    /// - Throws: `CacheError` when the directory cannot be opened for the partition.
+    /// - Precondition: a private-mode client is not in the empty partition (shared clients read
+    ///   it, and would be served one user's private responses).
+    public convenience init(cache: SharedCache, httpClient: HTTPClient = .shared, configuration: Configuration) throws {
+        var partitioned = cache
+        if let partition = configuration.partition, partition != cache.configuration.partition {
+            var cacheConfiguration = cache.configuration
+            cacheConfiguration.partition = partition
+            partitioned = try SharedCache(configuration: cacheConfiguration)
+        }
+        self.init(partitioned: partitioned, httpClient: httpClient, configuration: configuration)
+    }
+
+    private init(partitioned cache: SharedCache, httpClient: HTTPClient, configuration: Configuration) {
+        precondition(
+            configuration.mode == .shared || !cache.configuration.partition.isEmpty,
+            "CachingHTTPClient: a private-mode client needs a partition of its own (Configuration.partition); in the empty partition shared clients would serve what it stores")
+        precondition(configuration.maximumBodyBytes >= 0, "CachingHTTPClient: maximumBodyBytes must not be negative")
+        self.httpClient = httpClient
+        self.configuration = configuration
+        self.flow = HTTPCachingFlow(cache: cache, configuration: configuration.flowConfiguration)
+    }
+
+    // MARK: Executing
+
+    /// Answers `request` from the cache and/or the origin.
+    ///
+    /// ```swift
+    /// let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10),
+    ///                                         policy: .returnCacheDataElseLoad)   // offline-friendly
+    /// ```
+    /// - Parameters:
+    ///   - request: the request; GET and HEAD are answered from the cache, unsafe methods go to
+    ///     the origin and invalidate what they changed (RFC 9111 §4.4). A GET or HEAD with a
+    ///     body bypasses the cache.
+    ///   - timeout: the time allowed for the whole answer, every origin exchange included
+    ///     (a revalidation that turns into a full fetch shares it).
+    ///   - policy: one of the six URLRequest cache policies (default RFC 9111).
+    /// - Throws: `HTTPCachingError.notCached` for a `returnCacheDataDontLoad` miss;
+    ///   ``CachingHTTPClientError``; AsyncHTTPClient's errors when the origin fails and nothing
+    ///   stored may be served.
+    public func execute(_ request: HTTPClientRequest, timeout: TimeAmount,
+                        policy: RequestCachePolicy = .useProtocolCachePolicy) async throws -> CachingHTTPClientResponse {
+        try await execute(request, deadline: .now() + timeout, policy: policy)
+    }
+
+    /// Answers `request` from the cache and/or the origin before `deadline`; see
+    /// ``execute(_:timeout:policy:)``.
+    public func execute(_ request: HTTPClientRequest, deadline: NIODeadline,
+                        policy: RequestCachePolicy = .useProtocolCachePolicy) async throws -> CachingHTTPClientResponse {
+        let head = try Self.httpRequest(from: request)
+        if (head.method == .get || head.method == .head) && request.body != nil {
+            // A GET body has no defined meaning (RFC 9110 §9.3.1) and is not part of the key.
+            let response = try await httpClient.execute(request, deadline: deadline)
+            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass)
+        }
+        let fetch = originFetch(deadline: deadline, body: request.body)
+        let flow = self.flow
+        do {
+            let answer: CachedHTTPResponse
+            if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
+                answer = try await collapser.run(url: url, request: head) {
+                    try await flow.response(for: head, body: nil, policy: policy, fetch: fetch)
+                } learn: { answer in
+                    RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
+                }
+            } else {
+                answer = try await flow.response(for: head, body: nil, policy: policy, fetch: fetch)
+            }
+            return Self.response(from: answer)
+        } catch let passThrough as OriginPassThrough {
+            let response = passThrough.response
+            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body,
+                                             cacheStatus: policy.ignoresStoredData ? .bypass : .miss)
+        }
+    }
+
+    /// The flow's answer as AsyncHTTPClient's types; the buffered body in 64 KiB chunks.
+    static func response(from answer: CachedHTTPResponse) -> CachingHTTPClientResponse {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(answer.response.headerFields.count)
+        for field in answer.response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        let status = HTTPResponseStatus(statusCode: answer.response.status.code, reasonPhrase: answer.response.status.reasonPhrase)
+        let body: HTTPClientResponse.Body =
+            answer.body.isEmpty ? HTTPClientResponse.Body() : .stream(DataChunks(data: answer.body, chunkBytes: 64 << 10))
+        return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus)
+    }
+}
+
+extension RequestCachePolicy {
+    /// Policies under which concurrent misses may wait for one origin request: the others either
+    /// want the origin explicitly or never reach it.
+    var mayCollapse: Bool { self == .useProtocolCachePolicy || self == .returnCacheDataElseLoad }
+
+    /// Policies that answer from the origin whatever is stored (the flow's `.bypass`).
+    var ignoresStoredData: Bool { self == .reloadIgnoringLocalCacheData || self == .reloadIgnoringLocalAndRemoteCacheData }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// In-process request collapsing (a "single flight" per key, like nginx's `proxy_cache_lock`):
+/// the first task to miss a key leads, the others wait for it and then run the caching flow
+/// themselves, which answers them from what the leader stored.
+///
+/// Why followers re-run the flow rather than share the leader's response: a response is only
+/// ever given to the request it answers. Whether a follower may reuse what the leader got is
+/// exactly RFC 9111's question (Vary, `Authorization`, `no-store`, `private`), and the flow
+/// answers it against the stored entry. The price: when the leader's response was not stored
+/// (`no-store`, an `Authorization` answer in shared mode, a refusal), the followers go to the
+/// origin after it, at once (they do not queue behind each other).
+///
+/// Vary: the key is the URL plus the values of the request fields that the URL's last response
+/// named in `Vary` (learnt from leaders). Until a URL's `Vary` is known, requests for different
+/// variants collapse on the URL; a follower whose key changes once the leader's `Vary` is learnt
+/// waits one more round under its own variant's key (so 10 `en` + 10 `fr` concurrent misses make
+/// 2 origin requests); a follower whose key did not change runs the flow at once. `Vary: *`
+/// turns collapsing off for the URL.
+final class RequestCollapser: Sendable {
+    /// What the last leader of a URL learnt about its variants.
+    enum VaryHint: Sendable, Equatable {
+        case names([HTTPField.Name])
+        case wildcard
+    }
+
+    private struct State: ~Copyable {
+        /// Keys with a leader in flight, and the tasks waiting for it.
+        var flights: [String: [CheckedContinuation<Void, Never>]] = [:]
+        /// URL → the `Vary` its last response carried (absent: none).
+        var vary: [String: VaryHint] = [:]
+    }
+
+    /// Bound on the learnt `Vary` table; past it the table is forgotten (it is only a hint).
+    private static let maximumVaryHints = 10_000
+    private let state = Mutex(State())
+
+    enum Role {
+        case leader
+        case follower
+    }
+
+    /// The collapsing key for `request` at `url`, or nil when the URL must not collapse.
+    func key(url: String, request: HTTPRequest) -> String? {
+        let hint = state.withLock { $0.vary[url] }
+        switch hint {
+        case nil: return url
+        case .wildcard: return nil
+        case .names(let names):
+            var key = url
+            for name in names {
+                // A length prefix keeps the encoding injective whatever the values contain.
+                let value = request.headerFields[values: name].joined(separator: ", ")
+                key += "\u{0}\(value.utf8.count):" + value
+            }
+            return key
+        }
+    }
+
+    /// Runs `body` once per concurrent wave of requests with the same key: as the leader, or after
+    /// waiting for the leader (at most two rounds, see the type's comment).
+    func run<T>(url: String, request: HTTPRequest, _ body: () async throws -> T,
+                learn: (T) -> VaryHint?) async rethrows -> T {
+        guard var key = key(url: url, request: request) else { return try await body() }
+        for _ in 0..<2 {
+            guard await waitOrLead(key) == .follower else {
+                defer { finish(key) }
+                let answer = try await body()
+                remember(url: url, learn(answer))
+                return answer
+            }
+            guard let next = self.key(url: url, request: request), next != key else { break }
+            key = next
+        }
+        return try await body()
+    }
+
+    /// Becomes the leader of `key`, or waits until its leader finishes.
+    private func waitOrLead(_ key: String) async -> Role {
+        let led = state.withLock { state -> Bool in
+            guard state.flights[key] == nil else { return false }
+            state.flights[key] = []
+            return true
+        }
+        if led { return .leader }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued = state.withLock { state -> Bool in
+                guard state.flights[key] != nil else { return false }
+                state.flights[key]!.append(continuation)
+                return true
+            }
+            if !queued { continuation.resume() } // the leader finished meanwhile
+        }
+        return .follower
+    }
+
+    /// Ends `key`'s flight and wakes its followers (also when the leader threw or was cancelled).
+    private func finish(_ key: String) {
+        let waiters = state.withLock { $0.flights.removeValue(forKey: key) } ?? []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func remember(url: String, _ hint: VaryHint?) {
+        state.withLock { state in
+            if state.vary[url] == hint { return }
+            if hint != nil, state.vary.count >= Self.maximumVaryHints { state.vary.removeAll() }
+            state.vary[url] = hint
+        }
+    }
+
+    /// The hint a response's `Vary` gives (RFC 9110 §12.5.5: a list of field names, or `*`).
+    static func hint(vary values: [String]) -> VaryHint? {
+        var names: [HTTPField.Name] = []
+        for value in values {
+            for item in value.split(separator: ",") {
+                let token = item.trimmingCharacters(in: .whitespaces)
+                if token == "*" { return .wildcard }
+                guard let name = HTTPField.Name(String(token)) else { return .wildcard } // malformed: do not guess
+                if !names.contains(name) { names.append(name) }
+            }
+        }
+        return names.isEmpty ? nil : .names(names.sorted { $0.canonicalName < $1.canonicalName })
+    }
+}

@@ -1,0 +1,76 @@
+import AsyncHTTPClient
+import Foundation
+import LoopbackOrigin
+import SharedURLCache
+import SharedURLCacheAsyncHTTPClient
+import Testing
+
+/// Concurrent misses of one URL through one client make one origin request. The origin sleeps
+/// 300 ms per request (it also serves one connection at a time), so the misses overlap.
+@Suite(.timeLimit(.minutes(5)))
+final class AsyncHTTPClientCollapsingTests {
+    let root: String
+    let origin: LoopbackOrigin
+
+    init() throws {
+        root = AHCTest.makeDirectory("suc-ahc-collapse")
+        origin = try LoopbackOrigin { request, n in
+            usleep(300_000)
+            if request.target.hasPrefix("/vary") {
+                return .init(headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
+                             body: "lang=" + (request.header("Accept-Language") ?? "-"))
+            }
+            if request.target.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: "n=\(n)") }
+            return .init(headers: [("Cache-Control", "max-age=600")], body: "n=\(n)")
+        }
+    }
+
+    deinit {
+        origin.stop()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func concurrently(_ client: CachingHTTPClient, _ requests: [(path: String, headers: [(String, String)])]) async throws -> [AHCTest.Answer] {
+        let base = origin.url
+        return try await withThrowingTaskGroup(of: AHCTest.Answer.self) { group in
+            for request in requests {
+                group.addTask { try await AHCTest.get(client, base + request.path, headers: request.headers) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    @Test("20 concurrent misses of one URL → exactly 1 origin request; the 19 others are answered from the cache")
+    func twentyMisses() async throws {
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let answers = try await concurrently(client, Array(repeating: (path: "/slow", headers: []), count: 20))
+        #expect(origin.requestCount == 1)
+        #expect(answers.allSatisfy { $0.text == "n=1" && $0.status == 200 })
+        #expect(answers.filter { $0.response.cacheStatus == .miss }.count == 1)
+        #expect(answers.filter { $0.response.cacheStatus == .hit }.count == 19)
+    }
+
+    @Test("Vary: 10 en + 10 fr concurrent misses → 2 origin requests; each caller gets its own variant")
+    func varyMisses() async throws {
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let requests = (0..<20).map { i in (path: "/vary", headers: [("Accept-Language", i % 2 == 0 ? "en" : "fr")]) }
+        let answers = try await concurrently(client, requests)
+        #expect(origin.requestCount == 2)
+        #expect(answers.filter { $0.text == "lang=en" }.count == 10 && answers.filter { $0.text == "lang=fr" }.count == 10)
+    }
+
+    @Test("not stored (no-store): followers wait for the leader, then go to the origin themselves, never get its response")
+    func noStore() async throws {
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let answers = try await concurrently(client, Array(repeating: (path: "/nostore", headers: []), count: 3))
+        #expect(origin.requestCount == 3)
+        #expect(Set(answers.map(\.text)).count == 3, "each caller got its own origin response")
+    }
+
+    @Test("control: with collapsing off, concurrent misses each reach the origin")
+    func withoutCollapsing() async throws {
+        let client = try CachingHTTPClient(cache: try AHCTest.cache(root), configuration: .init(collapsesRequests: false))
+        _ = try await concurrently(client, Array(repeating: (path: "/slow", headers: []), count: 4))
+        #expect(origin.requestCount >= 2)
+    }
+}

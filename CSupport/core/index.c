@@ -63,12 +63,6 @@ static int op_add_dead(suc_op *op, const uint8_t id[SUC_BODY_ID_LEN]) {
     return SUC_OK;
 }
 
-/* Bytes an entry takes besides its record: the body file, or nothing when inline (the inline
- * body is part of the record). */
-static int64_t file_bytes(const suc_record *r, size_t rec_len) {
-    return (r->flags & SUC_REC_INLINE) ? 0 : (int64_t)(SUC_BODY_HEADER_LEN + r->stored_size + rec_len);
-}
-
 int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
                      suc_counters *delta, suc_error *err) {
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
@@ -90,7 +84,7 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL)) && mrc != MDB_NOTFOUND)
             return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
         delta->body_bytes -= (int64_t)r.body_size;
-        delta->stored_bytes -= file_bytes(&r, len) + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size : 0);
+        delta->stored_bytes -= (int64_t)suc_record_stored_bytes(&r, len);
         if (!(r.flags & SUC_REC_INLINE) && op && op_add_dead(op, r.body_id))
             return suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
     }
@@ -167,7 +161,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;
     d->body_bytes += (int64_t)r.body_size;
-    d->stored_bytes += file_bytes(&r, op->record_len) + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size : 0);
+    d->stored_bytes += (int64_t)suc_record_stored_bytes(&r, op->record_len);
     return SUC_OK;
 }
 
@@ -218,8 +212,7 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
     if (c->opts.hard_cap_bytes) {
         suc_record r;
         if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
-            uint64_t need = (uint64_t)op->record_len + (uint64_t)(r.flags & SUC_REC_INLINE ? r.stored_size
-                                                    : SUC_BODY_HEADER_LEN + r.stored_size + op->record_len);
+            uint64_t need = (uint64_t)op->record_len + suc_record_stored_bytes(&r, op->record_len);
             int rc = need > c->opts.hard_cap_bytes
                          ? SUC_ECAPACITY /* could never fit: evict nothing for it */
                          : suc_index_evict_lru(c, txn, c->opts.hard_cap_bytes - need, 64, op, d, NULL, err);

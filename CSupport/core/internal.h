@@ -61,6 +61,9 @@ size_t suc_record_size(const suc_record *r);
 void suc_record_encode(const suc_record *r, uint8_t *out);
 /* Decodes and bounds-checks; SUC_ECORRUPT on anything unexpected, never reads out of bounds. */
 int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out);
+/* Bytes the entry's body takes on disk, as the stored_bytes counter counts them: the stored body
+ * when inline, else the whole body file (header + stored body + the record copy of `rec_len`). */
+uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len);
 /* Patches the version / last-use fields of an encoded record in place. */
 void suc_record_patch_version(uint8_t *buf, uint64_t version);
 void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms);

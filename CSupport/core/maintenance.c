@@ -78,7 +78,7 @@ static void view_from_record(const suc_record *r, size_t len, suc_entry_view *vw
     vw->head = r->head; vw->head_len = r->head_len;
     vw->user_info = r->user_info; vw->user_info_len = r->user_info_len;
     vw->body_size = r->body_size;
-    vw->stored_size = (r->flags & SUC_REC_INLINE) ? r->stored_size : SUC_BODY_HEADER_LEN + r->stored_size + len;
+    vw->stored_size = suc_record_stored_bytes(r, len);
     vw->version = r->version;
     vw->stored_at_ms = r->stored_at_ms;
     vw->last_used_ms = r->last_used_ms;
@@ -386,8 +386,7 @@ static int evict_dry_run(suc_cache *c, const suc_compact_params *p, suc_compact_
             out->stray_index_keys++;
             continue;
         }
-        int64_t freed = (int64_t)mv.mv_size + ((r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
-                                               : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + mv.mv_size));
+        int64_t freed = (int64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
         total -= freed;
         out->evicted_entries++;
         out->evicted_bytes += (uint64_t)freed;
@@ -484,8 +483,7 @@ static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
         s.record_bytes += (int64_t)v.mv_size;
         if (suc_record_decode(v.mv_data, v.mv_size, &r)) continue;
         s.body_bytes += (int64_t)r.body_size;
-        s.stored_bytes += (r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
-                                                     : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + v.mv_size);
+        s.stored_bytes += (int64_t)suc_record_stored_bytes(&r, v.mv_size);
     }
     mdb_cursor_close(cur);
     ctx->sums = s;
@@ -596,8 +594,7 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
                 continue;
             }
             sums.body_bytes += (int64_t)r.body_size;
-            sums.stored_bytes += (r.flags & SUC_REC_INLINE) ? (int64_t)r.stored_size
-                                 : (int64_t)(SUC_BODY_HEADER_LEN + r.stored_size + items[i].len);
+            sums.stored_bytes += (int64_t)suc_record_stored_bytes(&r, items[i].len);
             int brc = SUC_OK;
             if (r.flags & SUC_REC_INLINE) {
                 if (flags & SUC_VERIFY_BODIES) {

@@ -122,6 +122,10 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     return SUC_OK;
 }
 
+uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len) {
+    return (r->flags & SUC_REC_INLINE) ? r->stored_size : SUC_BODY_HEADER_LEN + r->stored_size + rec_len;
+}
+
 void suc_record_patch_version(uint8_t *buf, uint64_t version) { suc_put_u64(buf + OFF_VERSION, version); }
 
 void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms) {

@@ -118,7 +118,7 @@ let package = Package(
         // Helper executable spawned by the multi-process tests (real processes, not threads).
         .executableTarget(
             name: "CacheWorker",
-            dependencies: ["SharedURLCacheStore", "SharedURLCache", "SharedURLCacheFoundation"],
+            dependencies: ["TestRandom", "SharedURLCacheStore", "SharedURLCache", "SharedURLCacheFoundation"],
             path: "Tests/CacheWorker"
         ),
         .testTarget(
@@ -127,12 +127,14 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedURLCacheStoreTests",
-            dependencies: ["SharedURLCacheStore"]
+            dependencies: ["TestRandom", "SharedURLCacheStore"]
         ),
         .testTarget(
             name: "MultiProcessTests",
-            dependencies: ["SharedURLCacheStore", "CacheWorker"]
+            dependencies: ["TestRandom", "SharedURLCacheStore", "CacheWorker"]
         ),
+        // Test support: the seeded generator shared by tests and helper processes.
+        .target(name: "TestRandom", path: "Tests/TestRandom"),
         // Test support: a loopback HTTP/1.1 origin that counts requests, and a tiny client.
         .target(
             name: "LoopbackOrigin",
@@ -141,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedURLCacheTests",
-            dependencies: ["SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
+            dependencies: ["TestRandom", "SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
         ),
         .testTarget(
             name: "IntegrationTests",
@@ -160,10 +162,10 @@ let package = Package(
         ),
         // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
         // variants with SUC_SOAK=1 (tools/soak).
-        .testTarget(name: "ReliabilityTests", dependencies: ["SharedURLCacheStore", "CacheWorker"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestRandom", "SharedURLCacheStore", "CacheWorker"]),
         .testTarget(
             name: "HTTPCacheSemanticsTests",
-            dependencies: ["HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["TestRandom", "HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
     ]
 )

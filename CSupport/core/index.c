@@ -165,6 +165,18 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     return SUC_OK;
 }
 
+int suc_index_least_recent(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return mrc;
+    MDB_val k, v;
+    mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    if (mrc == 0 && k.mv_size != SUC_TKEY_LEN) mrc = MDB_NOTFOUND; /* not one of ours: stop */
+    if (mrc == 0) memcpy(out, k.mv_data, SUC_TKEY_LEN);
+    mdb_cursor_close(cur);
+    return mrc;
+}
+
 /* Evicts least-recently-used entries inside `txn` until stored + record bytes (counters plus
  * `d`) fit under `limit`, at most `max` of them; the dead body ids go to `op`. */
 int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
@@ -177,17 +189,10 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
     int64_t total = (int64_t)(stored + records) + d->stored_bytes + d->record_bytes;
     uint64_t evicted = 0;
     while (total > (int64_t)limit && evicted < max) {
-        MDB_cursor *cur;
-        int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
-        if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
-        MDB_val k, v;
-        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
         uint8_t t[SUC_TKEY_LEN];
-        if (mrc == 0 && k.mv_size == SUC_TKEY_LEN) memcpy(t, k.mv_data, SUC_TKEY_LEN);
-        mdb_cursor_close(cur);
+        int mrc = suc_index_least_recent(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
-        if (k.mv_size != SUC_TKEY_LEN) break;
         int64_t before = d->stored_bytes + d->record_bytes;
         rc = suc_index_delete(c, txn, t + 8, op, d, err);
         if (rc == MDB_NOTFOUND) { /* stray: its record is gone */

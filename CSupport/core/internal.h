@@ -149,6 +149,9 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
 /* Inserts op->record at op->ikey (replacing any entry), assigning the next version. */
 int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                   suc_error *err);
+/* The oldest last-use index key (time ‖ ikey) into `out`: 0, MDB_NOTFOUND when empty, or an
+ * LMDB error. Both the hard cap and compaction evict from here. */
+int suc_index_least_recent(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
                         suc_counters *d, uint64_t *out_evicted, suc_error *err);
 /* Purges ikey if its record is still `version` (0: still undecodable). A write; rare. */

@@ -329,18 +329,10 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     suc_counters d = {0};
     ctx->done = 1;
     for (uint32_t n = 0; n < batch;) {
-        MDB_cursor *cur;
-        int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
-        if (mrc) return suc_fail_mdb(err, "mdb_cursor_open", mrc);
-        MDB_val k, v;
-        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
         uint8_t t[SUC_TKEY_LEN];
-        int ok = mrc == 0 && k.mv_size == SUC_TKEY_LEN;
-        if (ok) memcpy(t, k.mv_data, SUC_TKEY_LEN);
-        mdb_cursor_close(cur);
+        int mrc = suc_index_least_recent(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
-        if (!ok) break;
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
         if (!expired && !over_target(total, p->target_bytes)) break;
         int64_t before = d.stored_bytes + d.record_bytes;

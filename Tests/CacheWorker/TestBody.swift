@@ -1,3 +1,4 @@
+import TestRandom
 /// Self-checking bodies for the multi-process tests (RELIABILITY I2/I3): every body names its
 /// key and sequence number and its payload is a pure function of both, so a reader can prove a
 /// body is complete and belongs to the key it asked for.
@@ -65,14 +66,3 @@ enum TestBody {
     }
 }
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,6 +1,7 @@
 import HTTPCacheSemantics
 import HTTPTypes
 import Testing
+import TestRandom
 
 struct KeyRejectionCase: Sendable, CustomTestStringConvertible {
     let name: String
@@ -9,17 +10,6 @@ struct KeyRejectionCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(name) [RELIABILITY §3.6]" }
 }
 
-/// SplitMix64: a small seeded generator, so every run sees the same 10 000 URLs.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Cache key (RELIABILITY §3.2, T11)")
 struct CacheKeyTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestRandom
 
 /// Multi-process behaviour with real processes (the CacheWorker executable), never threads.
 @Suite(.serialized, .timeLimit(.minutes(5)))
@@ -134,17 +135,7 @@ struct MultiProcessTests {
 
 import Synchronization
 
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SeededRandom = SplitMix64
 
 /// RELIABILITY T14 in its own process (the fault table is process-wide).
 @Suite(.timeLimit(.minutes(5)))

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestRandom
 
 /// Every reliability suite nests in this one, so they run one at a time: they spawn real
 /// processes and time kills, and two of them at once on a 2-core runner would only measure the
@@ -117,17 +118,7 @@ func readerTablePids(_ cache: String) -> [Int32]? {
 
 func isAlive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
 
-struct Seeded {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias Seeded = SplitMix64
 
 /// The seed of a run: SUC_SEED to replay one, otherwise random; always printed.
 func runSeed(_ name: String) -> UInt64 {

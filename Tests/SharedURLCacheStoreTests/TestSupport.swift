@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestRandom
 
 /// A fresh, uniquely named directory per test, removed afterwards. (Descriptor leaks are checked
 /// in a separate process by `CacheWorker fdcheck`: tests here run in parallel, so a count of this
@@ -48,14 +49,4 @@ func makeBody(size: Int, compressible: Bool, seed: UInt64 = 1) -> [UInt8] {
     return out
 }
 
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SeededGenerator = SplitMix64

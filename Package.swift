@@ -131,10 +131,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MultiProcessTests",
-            dependencies: ["TestRandom", "SharedURLCacheStore", "CacheWorker"]
+            dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]
         ),
         // Test support: the seeded generator shared by tests and helper processes.
         .target(name: "TestRandom", path: "Tests/TestRandom"),
+        // Test support: real child processes (drained pipes, a deadline) and temporary directories.
+        .target(name: "TestProcess", path: "Tests/TestProcess"),
         // Test support: a loopback HTTP/1.1 origin that counts requests, and a tiny client.
         .target(
             name: "LoopbackOrigin",
@@ -143,12 +145,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedURLCacheTests",
-            dependencies: ["TestRandom", "SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
+            dependencies: ["TestRandom", "TestProcess", "SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin",
+                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
                 "SharedURLCacheAsyncHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -158,11 +160,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheMaintenanceTests",
-            dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics"]
+            dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics", "TestProcess", "CacheWorker"]
         ),
         // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
         // variants with SUC_SOAK=1 (tools/soak).
-        .testTarget(name: "ReliabilityTests", dependencies: ["TestRandom", "SharedURLCacheStore", "CacheWorker"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]),
         .testTarget(
             name: "HTTPCacheSemanticsTests",
             dependencies: ["TestRandom", "HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]

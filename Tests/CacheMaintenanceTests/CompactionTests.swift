@@ -3,6 +3,7 @@ import Foundation
 import SharedURLCacheStore
 import Synchronization
 import Testing
+import TestProcess
 
 @Suite(.timeLimit(.minutes(5)))
 struct CompactionTests {

@@ -2,6 +2,7 @@ import CacheMaintenance
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 @Suite(.timeLimit(.minutes(3)))
 struct JSONOutputTests {

@@ -7,6 +7,7 @@ import NIOHTTP1
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Testing
+import TestProcess
 
 /// Test support for the AsyncHTTPClient integration: a fresh directory per test (mkdtemp,
 /// removed by the owner), and GETs whose body is read as the stream it is.
@@ -288,15 +289,7 @@ struct AsyncHTTPClientCrossProcessTests {
         let origin = try LoopbackOrigin { _, n in .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)") }
         defer { origin.stop() }
         func worker(_ path: String) throws -> String {
-            let process = Process()
-            process.executableURL = WorkerBinary.url
-            process.arguments = ["urlsession-get", root + "/cache", origin.url + path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let out = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + path]).out.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         let client = CachingHTTPClient(cache: try SharedCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20,
                                                               directory: URL(fileURLWithPath: root + "/cache")))

@@ -6,6 +6,7 @@ import LoopbackOrigin
 import SharedURLCache
 import SharedURLCacheFoundation
 import Testing
+import TestProcess
 
 /// URLSession on Linux with the caching protocol, against a loopback origin that counts
 /// requests. Serialized: the protocol's flow is process-wide.
@@ -171,28 +172,11 @@ struct URLSessionCrossProcessTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let origin = try LoopbackOrigin { _, n in .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)") }
         defer { origin.stop() }
-        let worker = WorkerBinary.url
         func run() throws -> String {
-            let process = Process()
-            process.executableURL = worker
-            process.arguments = ["urlsession-get", root + "/cache", origin.url + "/shared"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let out = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + "/shared"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try run() == "STATUS 200 MISS 8")
         #expect(try run() == "STATUS 200 HIT 8")
         #expect(origin.requestCount == 1)
-    }
-}
-
-enum WorkerBinary {
-    static var url: URL {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("CacheWorker")
     }
 }

@@ -26,6 +26,7 @@ public final class LoopbackOrigin: Sendable {
     public let port: Int
     private let listener: Int32
     private let state = Mutex<(requests: [Request], handler: @Sendable (Request, Int) -> Response)>(([], { _, _ in Response() }))
+    private let stopped = Mutex(false)
 
     public init(_ handler: @escaping @Sendable (Request, Int) -> Response) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -54,17 +55,27 @@ public final class LoopbackOrigin: Sendable {
     public var requestCount: Int { state.withLock { $0.requests.count } }
     public var requests: [Request] { state.withLock { $0.requests } }
 
-    /// Stops accepting: later connections are refused (the origin is "down").
+    /// Stops accepting: later connections are refused (the origin is "down"). Safe to call more
+    /// than once. Only the accept thread closes the listening socket, after its last accept():
+    /// closing it here would free the descriptor number while that thread may still use it, and
+    /// a second stop() would close whatever another test opened under the same number.
     public func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        let first = stopped.withLock { wasStopped in
+            defer { wasStopped = true }
+            return !wasStopped
+        }
+        if first { shutdown(listener, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let client = accept(listener, nil, nil)
-            if client < 0 { return }
-            serve(client)
+            if client >= 0 {
+                serve(client)
+            } else if stopped.withLock({ $0 }) || (errno != EINTR && errno != ECONNABORTED) {
+                return
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 import TestRandom
 
 /// Multi-process behaviour with real processes (the CacheWorker executable), never threads.
@@ -8,8 +9,8 @@ import TestRandom
 struct MultiProcessTests {
     @Test("every process sees the others' stores and removes")
     func visibility() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let dir = root + "/cache"
         // Given: process A stores.
         #expect(try WorkerProcess.run(["put", dir, "k", "7", "40000"]).status == 0)
@@ -24,8 +25,8 @@ struct MultiProcessTests {
 
     @Test("4 processes store and read 1,000 shared keys concurrently; no torn or wrong body")
     func concurrentProcesses() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let dir = root + "/cache"
         _ = try CacheStore(directory: dir) // create once, so the workers race only on use
         let seed = UInt64.random(in: 1...1_000_000)
@@ -51,8 +52,8 @@ struct MultiProcessTests {
 
     @Test("kill -9 at random moments: every acknowledged store stays readable bit-exact")
     func killLoop() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let dir = root + "/cache"
         let ackFile = root + "/acks"
         _ = try CacheStore(directory: dir)
@@ -95,8 +96,8 @@ struct MultiProcessTests {
 
     @Test("a hit completes while another process holds a long write transaction")
     func hitTakesNoWriteLock() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let dir = root + "/cache"
         let store = try CacheStore(directory: dir)
         try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 42, count: 20_000))
@@ -125,8 +126,8 @@ struct MultiProcessTests {
 
     @Test("open, use and close leak no file descriptor")
     func noDescriptorLeak() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let result = try WorkerProcess.run(["fdcheck", root + "/cache"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("FDS "))
@@ -142,8 +143,8 @@ typealias SeededRandom = SplitMix64
 struct FaultInjectionTests {
     @Test("every operation under every injected failure: typed error, no half-visible entry, no leak")
     func faultLoop() throws {
-        let root = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let root = scratch.root
         let result = try WorkerProcess.run(["faults", root])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("failures=0"), "\(result.out)")

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 import TestRandom
 
 /// Every reliability suite nests in this one, so they run one at a time: they spawn real
@@ -12,81 +13,14 @@ enum Reliability {}
 /// Whether the long (soak) variants are asked for.
 let soak = ProcessInfo.processInfo.environment["SUC_SOAK"] == "1"
 
-/// A child process: the CacheWorker helper, or any program, with stdin/stdout/stderr pipes.
-final class Child {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private var buffered = ""
-
-    static var worker: String {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
-        let candidate = dir.appendingPathComponent("CacheWorker").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("CacheWorker").path
-    }
-
-    /// Runs CacheWorker with `arguments`.
-    convenience init(_ arguments: [String]) throws {
-        try self.init(program: Child.worker, arguments)
-    }
-
-    init(program: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-    }
-
-    var pid: Int32 { process.processIdentifier }
-    func kill9() { kill(process.processIdentifier, SIGKILL) }
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
-
-    /// Reads stdout until a line equal to `marker` (false at end of file).
-    func waitForLine(_ marker: String) -> Bool {
-        while true {
-            if buffered.split(separator: "\n").contains(where: { $0 == marker }) { return true }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return false }
-            buffered += String(decoding: chunk, as: UTF8.self)
-        }
-    }
-
-    func finish() -> (status: Int32, out: String, err: String) {
-        try? input.fileHandleForWriting.close()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, buffered + String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
-    }
-
-    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        try Child(arguments).finish()
-    }
-
-    /// Runs a shell command line (for unshare, setpriv, mknod, mdb_dump…).
-    static func shell(_ command: String) throws -> (status: Int32, out: String, err: String) {
-        try Child(program: "/bin/sh", ["-c", command]).finish()
-    }
-}
+/// The CacheWorker helper, or any program, as a real child process (Tests/TestProcess).
+typealias Child = ChildProcess
 
 /// A fresh directory under the temp dir, removed on deinit.
 final class Scratch {
-    let root: String
+    private let directory = TemporaryDirectory(prefix: "suc-rel")
+    var root: String { directory.root }
     var cache: String { root + "/cache" }
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "/suc-rel-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 }
 
 /// Appends the complete "ACK key seq" lines of a killed writer's output to `file`; returns how many.

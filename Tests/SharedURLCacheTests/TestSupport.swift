@@ -5,20 +5,13 @@ import FoundationNetworking
 @testable import SharedURLCache
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-/// A fresh, uniquely named directory per test (mkdtemp), removed when the test drops it.
+/// A fresh, uniquely named directory per test (Tests/TestProcess), removed when the test drops it.
 final class TestDirectory: Sendable {
-    let root: String
+    private let directory = TemporaryDirectory(prefix: "suc-api")
+    var root: String { directory.root }
     var cache: URL { URL(fileURLWithPath: root + "/cache") }
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "/suc-api-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func makeCache(
         memory: Int = 1 << 20, disk: Int = 64 << 20, partition: String = "", maximumEntry: Int = 8 << 20
@@ -75,37 +68,16 @@ extension SharedCache {
 
 enum Worker {
     /// `<dir of this test binary>/CacheWorker`.
-    static var path: String {
-        let binary = Bundle.main.executablePath ?? CommandLine.arguments[0]
-        var directory = URL(fileURLWithPath: binary).deletingLastPathComponent()
-        // On Darwin the test binary sits inside a .xctest bundle.
-        while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-        return directory.appendingPathComponent("CacheWorker").path
-    }
-
     struct Outcome {
         var status: Int32
         var output: String
         var error: String
     }
 
-    /// Runs `CacheWorker ARGS…` to completion.
+    /// Runs `CacheWorker ARGS…` to completion (Tests/TestProcess); stdout comes back trimmed.
     static func run(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let error = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            output: String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
-            error: String(decoding: error, as: UTF8.self))
+        let result = try ChildProcess.run(arguments)
+        return Outcome(status: result.status, output: result.out.trimmingCharacters(in: .whitespacesAndNewlines), error: result.err)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -9,6 +9,8 @@ public final class LoopbackOrigin: Sendable {
         public var method: String
         public var target: String
         public var headers: [(name: String, value: String)]
+        /// The request body (read up to its Content-Length).
+        public var body: [UInt8] = []
         public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
     }
 
@@ -16,6 +18,10 @@ public final class LoopbackOrigin: Sendable {
         public var status: Int = 200
         public var headers: [(String, String)] = []
         public var body: [UInt8] = []
+        /// Interim (1xx) status codes sent, each as a bare head, before the final response.
+        public var interimStatuses: [Int] = []
+        /// Close the connection after reading the request, without answering (an origin crash).
+        public var closesWithoutResponse = false
         public init(status: Int = 200, headers: [(String, String)] = [], body: String = "") {
             self.status = status
             self.headers = headers
@@ -105,11 +111,17 @@ public final class LoopbackOrigin: Sendable {
             body += buffer[0..<n]
         }
         request.headers = headers
+        request.body = Array(body.prefix(contentLength))
         let (handler, index) = state.withLock { state -> (@Sendable (Request, Int) -> Response, Int) in
             state.requests.append(request)
             return (state.handler, state.requests.count)
         }
         let response = handler(request, index)
+        if response.closesWithoutResponse { return }
+        for interim in response.interimStatuses {
+            let line = Array("HTTP/1.1 \(interim) Interim\r\n\r\n".utf8)
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
         var head = "HTTP/1.1 \(response.status) Status\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         let hasBody = request.method != "HEAD" && response.status != 304 && response.status != 204

@@ -3,6 +3,13 @@ import CacheMaintenance
 import Foundation
 import SharedURLCacheStore
 
+/// Subcommands built on SwiftNIO and AsyncHTTPClient, absent from SUC_CORE_ONLY=1 builds.
+#if canImport(CachingProxy)
+private let networkingSubcommands: [any ParsableCommand.Type] = [Proxy.self]
+#else
+private let networkingSubcommands: [any ParsableCommand.Type] = []
+#endif
+
 /// `urlcache`: the operators' command line for a SharedURLCache directory.
 @main
 struct URLCacheCommand: ParsableCommand {
@@ -21,6 +28,7 @@ struct URLCacheCommand: ParsableCommand {
               4  busy: another compaction holds the lock (compact --wait waits)
             """,
         subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Bench.self, BenchWorker.self, Demo.self, DemoWorker.self]
+            + networkingSubcommands
     )
 
     /// ArgumentParser exits 64 on usage errors; the documented code is 2, and store and

@@ -1,0 +1,125 @@
+import Foundation
+import NIOCore
+import SharedURLCacheAsyncHTTPClient
+
+/// How `urlcache proxy` listens, where it forwards, and how it caches.
+///
+/// ```swift
+/// var configuration = ProxyConfiguration(mode: .reverse(try ProxyConfiguration.Upstream("http://127.0.0.1:9000")))
+/// configuration.port = 8080
+/// configuration.cacheStatusHeader = "X-Cache-Status"
+/// let server = try await ProxyServer.start(configuration: configuration, cache: cache)
+/// ```
+public struct ProxyConfiguration: Sendable {
+    /// Where requests go.
+    public enum Mode: Sendable, Hashable {
+        /// Every request goes to one origin, its target appended to the upstream URL (like
+        /// nginx's `proxy_pass http://host:port;`). Clients send origin-form targets (`/path?q`).
+        case reverse(Upstream)
+        /// Clients configured with `HTTP_PROXY` send absolute-form targets
+        /// (`GET http://host:port/path HTTP/1.1`); each goes to the origin it names. Plain
+        /// `http` only: `CONNECT` (tunnels for https) is answered 405.
+        case forward
+    }
+
+    /// The origin of a reverse proxy: `http(s)://host[:port][/base-path]`.
+    public struct Upstream: Sendable, Hashable, CustomStringConvertible {
+        /// `http` or `https`.
+        public var scheme: String
+        /// `host[:port]` as written (IPv6 literals in brackets).
+        public var authority: String
+        /// Prepended to every target; empty or starting with `/`, never ending with `/`.
+        public var basePath: String
+
+        /// Parses an upstream URL.
+        /// - Throws: ``ProxyConfigurationError/invalidUpstream(_:)`` for anything but an absolute
+        ///   http(s) URL without query or fragment.
+        public init(_ text: String) throws(ProxyConfigurationError) {
+            guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", let host = components.percentEncodedHost, !host.isEmpty,
+                components.query == nil, components.fragment == nil, components.user == nil
+            else { throw .invalidUpstream(text) }
+            self.scheme = scheme
+            self.authority = components.port.map { "\(host):\($0)" } ?? host
+            var base = components.percentEncodedPath
+            while base.hasSuffix("/") { base.removeLast() }
+            self.basePath = base
+        }
+
+        /// The absolute URL of `target` (an origin-form target: `/path?query`) at this origin.
+        func url(for target: String) -> String { scheme + "://" + authority + basePath + target }
+
+        /// `host` without the port (for nothing but logging).
+        public var description: String { scheme + "://" + authority + basePath }
+    }
+
+    /// The address to listen on (default `127.0.0.1`: loopback only).
+    public var host: String
+    /// The port to listen on; 0 picks a free one (``ProxyServer/port`` says which).
+    public var port: Int
+    /// Reverse (default) or forward proxy.
+    public var mode: Mode
+    /// The response header that says how the cache answered (HIT, MISS, REVALIDATED, STALE,
+    /// UPDATING, EXPIRED, BYPASS), like nginx's `add_header X-Cache-Status
+    /// $upstream_cache_status`; `nil` sends none.
+    public var cacheStatusHeader: String?
+    /// The time allowed for one request's exchanges with the origin (answered 504 past it).
+    public var upstreamTimeout: TimeAmount
+    /// The time allowed to connect to the origin.
+    public var connectTimeout: TimeAmount
+    /// The largest request body accepted (buffered before it is forwarded); larger ones are
+    /// answered 413.
+    public var maximumRequestBodyBytes: Int
+    /// A client connection idle for this long is closed.
+    public var idleTimeout: TimeAmount
+    /// Event loop threads (default: one per core).
+    public var eventLoopThreads: Int
+    /// One line per request (method, target, status, cache status, bytes, duration) at `info`
+    /// on the `urlcache.proxy.access` logger.
+    public var accessLog: Bool
+    /// The caching client's settings: shared mode by default, the cache's own partition (the
+    /// empty one unless the cache was opened with another), the body cap, request collapsing.
+    public var client: CachingHTTPClient.Configuration
+
+    /// Creates a configuration with the defaults above.
+    public init(mode: Mode, host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+        self.mode = mode
+        self.cacheStatusHeader = "X-Cache-Status"
+        self.upstreamTimeout = .seconds(60)
+        self.connectTimeout = .seconds(10)
+        self.maximumRequestBodyBytes = 64 << 20
+        self.idleTimeout = .seconds(75)
+        self.eventLoopThreads = System.coreCount
+        self.accessLog = true
+        self.client = CachingHTTPClient.Configuration()
+    }
+
+    /// Parses `host:port` (`[::1]:8080` for IPv6).
+    /// - Throws: ``ProxyConfigurationError/invalidListenAddress(_:)``.
+    public static func listenAddress(_ text: String) throws(ProxyConfigurationError) -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { throw .invalidListenAddress(text) }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw .invalidListenAddress(text) }
+        return (host, port)
+    }
+}
+
+/// A proxy setting that cannot be used.
+public enum ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Not an absolute http(s) URL without query, fragment or user info.
+    case invalidUpstream(String)
+    /// Not `host:port`.
+    case invalidListenAddress(String)
+
+    public var description: String {
+        switch self {
+        case .invalidUpstream(let text): "not an http(s) upstream URL: \(text)"
+        case .invalidListenAddress(let text): "not a host:port to listen on: \(text)"
+        }
+    }
+}

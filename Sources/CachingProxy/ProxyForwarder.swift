@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import SharedURLCache
+import SharedURLCacheAsyncHTTPClient
+
+/// What the proxy sends back for one request: the caching client's answer, or an error the
+/// proxy produced itself (400, 502, 504).
+struct ProxyAnswer: Sendable {
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    /// The body as the caching client hands it out (a stored or buffered body in chunks, or the
+    /// origin's stream when it was too large to buffer).
+    var body: HTTPClientResponse.Body
+    /// How the cache answered; `nil` for an answer the proxy made up.
+    var cacheStatus: CacheStatus?
+
+    static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
+        ProxyAnswer(status: status, headers: ["Content-Length": "0"], body: HTTPClientResponse.Body(), cacheStatus: nil)
+    }
+}
+
+/// Turns a client request into a ``CachingHTTPClient`` request — the same caching flow, store and
+/// partition rules as every Swift service on the library — and its failures into gateway errors.
+struct ProxyForwarder: Sendable {
+    let client: CachingHTTPClient
+    let mode: ProxyConfiguration.Mode
+    let upstreamTimeout: TimeAmount
+
+    /// Answers one request; never throws (origin failures become 502 / 504).
+    /// - Parameters:
+    ///   - head: the client's request head; its target is forwarded byte for byte.
+    ///   - body: the whole request body, or nil when the client declared none.
+    func answer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
+        if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
+        guard let url = upstreamURL(target: head.uri) else { return .error(.badRequest) }
+        var request = HTTPClientRequest(url: url)
+        request.method = head.method
+        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        if let body {
+            // A GET or HEAD body makes CachingHTTPClient bypass the cache, so an empty one is
+            // dropped; an unsafe method keeps even an empty body (Content-Length: 0 upstream).
+            if body.readableBytes > 0 || (head.method != .GET && head.method != .HEAD) { request.body = .bytes(body) }
+        }
+        do {
+            let response = try await client.execute(request, timeout: upstreamTimeout)
+            return ProxyAnswer(status: response.status, headers: response.headers, body: response.body,
+                               cacheStatus: response.cacheStatus)
+        } catch is CancellationError {
+            return .error(.badGateway) // the client went away; nobody reads this
+        } catch let error as CachingHTTPClientError {
+            switch error {
+            case .invalidRequest: return .error(.badRequest)
+            case .bodyTooLarge: return .error(.badGateway)
+            }
+        } catch let error as HTTPCachingError {
+            switch error {
+            case .invalidRequest: return .error(.badRequest)
+            case .notCached: return .error(.gatewayTimeout)
+            }
+        } catch let error as HTTPClientError {
+            if [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error) { return .error(.badRequest) }
+            if [HTTPClientError.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error) {
+                return .error(.gatewayTimeout)
+            }
+            return .error(.badGateway)
+        } catch {
+            return .error(.badGateway)
+        }
+    }
+
+    /// The absolute URL a target goes to, or nil when it cannot be proxied.
+    ///
+    /// Reverse mode: an origin-form target (`/path?query`) is appended to the upstream URL as is;
+    /// an absolute-form one (RFC 9112 §3.2.2: servers must accept it) keeps only its path and query.
+    /// Forward mode: the absolute-form target is the URL.
+    func upstreamURL(target: String) -> String? {
+        switch mode {
+        case .reverse(let upstream):
+            if target.hasPrefix("/") { return upstream.url(for: target) }
+            guard let schemeEnd = target.range(of: "://") else { return nil }
+            let rest = target[schemeEnd.upperBound...]
+            let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" }
+            guard let pathStart else { return upstream.url(for: "/") }
+            let path = rest[pathStart...]
+            return upstream.url(for: path.hasPrefix("/") ? String(path) : "/" + path)
+        case .forward:
+            let lowered = target.prefix(8).lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }
+            return target
+        }
+    }
+}

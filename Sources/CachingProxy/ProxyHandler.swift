@@ -1,0 +1,207 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCacheSemantics
+import NIOCore
+import NIOHTTP1
+import SharedURLCache
+
+/// One client connection: reads requests (NIO's HTTP/1.1 decoder, with pipelining assistance so
+/// pipelined requests are answered in order), answers each through a ``ProxyForwarder`` in a task
+/// off the event loop, and writes the answer back. A slow or failing origin holds only the task
+/// of its own request; the event loops never wait.
+final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let forwarder: ProxyForwarder
+    private let cacheStatusHeader: String?
+    private let maximumRequestBodyBytes: Int
+    private let accessLog: AccessLog?
+
+    /// The request being read.
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
+    private var bodyTooLarge = false
+    /// The request being answered (at most one: HTTPServerPipelineHandler holds back the next).
+    private var task: Task<Void, Never>?
+    private var answering = false
+
+    init(forwarder: ProxyForwarder, cacheStatusHeader: String?, maximumRequestBodyBytes: Int, accessLog: AccessLog?) {
+        self.forwarder = forwarder
+        self.cacheStatusHeader = cacheStatusHeader
+        self.maximumRequestBodyBytes = maximumRequestBodyBytes
+        self.accessLog = accessLog
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head) where head.method == .CONNECT:
+            // No tunnels (https through a forward proxy): NIO's decoder hands the rest of the
+            // connection over as tunnel bytes, so answer now and close.
+            var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
+            headers.add(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers))),
+                          promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        case .head(let head):
+            self.head = head
+            body = nil
+            bodyTooLarge = false
+            answering = true
+            // RFC 9110 §10.1.1: the proxy reads the whole body before it forwards, so it answers
+            // `100-continue` itself (as nginx does); the interim response is never cached.
+            if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
+                                      promise: nil)
+            }
+            if head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding") {
+                body = context.channel.allocator.buffer(capacity: 0)
+            }
+        case .body(var chunk):
+            guard !bodyTooLarge else { return }
+            if (body?.readableBytes ?? 0) + chunk.readableBytes > maximumRequestBodyBytes {
+                bodyTooLarge = true
+                body = nil
+            } else if body == nil {
+                body = chunk
+            } else {
+                body!.writeBuffer(&chunk)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            answer(head, body: body, context: context)
+            body = nil
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        task?.cancel() // the client is gone: AsyncHTTPClient drops the origin request
+        task = nil
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            if !answering { context.close(promise: nil) }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    // MARK: Answering
+
+    private func answer(_ head: HTTPRequestHead, body: ByteBuffer?, context: ChannelHandlerContext) {
+        let started = ContinuousClock.now
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        if bodyTooLarge {
+            let answer = ProxyAnswer.error(.payloadTooLarge)
+            write(answer, chunks: [], finished: true, for: head, started: started, context: context)
+            return
+        }
+        let forwarder = self.forwarder
+        task = Task {
+            let answer = await forwarder.answer(head, body: body)
+            // Gather what is ready (a stored or buffered body: all of it) so the usual answer
+            // is one hop to the event loop: head, body and end in one flush.
+            var iterator = answer.body.makeAsyncIterator()
+            var chunks: [ByteBuffer] = []
+            var gathered = 0
+            var finished = false
+            do {
+                while gathered < 256 << 10 {
+                    guard let chunk = try await iterator.next() else {
+                        finished = true
+                        break
+                    }
+                    gathered += chunk.readableBytes
+                    chunks.append(chunk)
+                }
+            } catch {
+                loop.execute { bound.value.context.close(promise: nil) } // the origin broke off before the head went out
+                return
+            }
+            let ready = chunks
+            let complete = finished
+            let headWritten = loop.submit {
+                bound.value.handler.write(answer, chunks: ready, finished: complete, for: head, started: started,
+                                          context: bound.value.context)
+            }
+            guard !finished else { return }
+            // A large origin stream (past CachingHTTPClient's body cap): one chunk in flight at a time.
+            do {
+                _ = try await headWritten.get()
+                var sent = gathered
+                while let chunk = try await iterator.next() {
+                    sent += chunk.readableBytes
+                    try await loop.flatSubmit { () -> EventLoopFuture<Void> in
+                        bound.value.context.writeAndFlush(bound.value.handler.wrapOutboundOut(.body(.byteBuffer(chunk))))
+                    }.get()
+                }
+                let total = sent
+                try await loop.flatSubmit { () -> EventLoopFuture<Void> in
+                    bound.value.handler.end(for: head, status: answer.status, cacheStatus: answer.cacheStatus, bytes: total,
+                                            started: started, context: bound.value.context)
+                }.get()
+            } catch {
+                loop.execute { bound.value.context.close(promise: nil) }
+            }
+        }
+    }
+
+    /// Writes the response head and the gathered chunks; ends the response when `finished`.
+    private func write(_ answer: ProxyAnswer, chunks: [ByteBuffer], finished: Bool, for request: HTTPRequestHead,
+                       started: ContinuousClock.Instant, context: ChannelHandlerContext) {
+        var headers = ProxyHeaders.downstreamResponse(answer.headers)
+        let code = Int(answer.status.code)
+        let bodyAllowed = request.method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code)
+        let bytes = chunks.reduce(0) { $0 + $1.readableBytes }
+        if finished && bodyAllowed {
+            // The whole body is here: frame it by its real length, whatever the head claimed.
+            headers.replaceOrAdd(name: "Content-Length", value: String(bytes))
+        }
+        // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
+        if !headers.contains(name: "date") { headers.add(name: "Date", value: HTTPDate(Date()).imfFixdate) }
+        if let name = cacheStatusHeader, let status = answer.cacheStatus { headers.replaceOrAdd(name: name, value: status.rawValue) }
+        if !request.isKeepAlive {
+            headers.replaceOrAdd(name: "Connection", value: "close")
+        } else if request.version.minor == 0 {
+            headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        }
+        let head = HTTPResponseHead(version: request.version, status: answer.status, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if bodyAllowed {
+            for chunk in chunks where chunk.readableBytes > 0 {
+                context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+            }
+        }
+        if finished {
+            end(for: request, status: answer.status, cacheStatus: answer.cacheStatus, bytes: bodyAllowed ? bytes : 0,
+                started: started, context: context)
+        } else {
+            context.flush()
+        }
+    }
+
+    /// Ends the response, logs it, and closes the connection when the client asked for that.
+    @discardableResult
+    private func end(for request: HTTPRequestHead, status: HTTPResponseStatus, cacheStatus: CacheStatus?, bytes: Int,
+                     started: ContinuousClock.Instant, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        answering = false
+        task = nil
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        accessLog?.record(method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
+                          bytes: bytes, duration: ContinuousClock.now - started)
+        if !request.isKeepAlive {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
+        return written
+    }
+}

@@ -1,0 +1,57 @@
+import HTTPCacheSemantics
+import HTTPTypes
+import NIOHTTP1
+
+/// Header mapping between the client connection and the origin (RFC 9110 §7.6).
+///
+/// Hop-by-hop fields (the fixed table of ``HopByHopFields`` — Connection, Keep-Alive,
+/// Proxy-Connection, TE, Transfer-Encoding, Upgrade, Proxy-Authenticate, Proxy-Authorization,
+/// Trailer — plus every name the message's `Connection` lists) describe one connection and are
+/// never forwarded, in either direction (RFC 9110 §7.6.1). Everything else is end-to-end and goes
+/// through unchanged, in order, unknown names included.
+enum ProxyHeaders {
+    /// Fields the proxy sets itself on the upstream request: `Host` (AsyncHTTPClient writes the
+    /// upstream's, as nginx's default `proxy_set_header Host $proxy_host`), `Content-Length`
+    /// (AsyncHTTPClient frames the buffered body), `Expect` (the proxy answered `100-continue`
+    /// itself and has the whole body).
+    private static let setByProxyOnRequest: Set<String> = ["host", "content-length", "expect"]
+
+    /// The `Via` the proxy adds to requests it forwards (RFC 9110 §7.6.3: "A proxy MUST send an
+    /// appropriate Via header field … in each message that it forwards").
+    static let via = "1.1 urlcache"
+
+    /// The hop-by-hop names of a message: the table plus what its `Connection` lists.
+    static func hopByHopNames(_ headers: HTTPHeaders) -> Set<String> {
+        var connection = HTTPFields()
+        for value in headers[canonicalForm: "connection"] {
+            connection.append(HTTPField(name: .connection, value: String(value)))
+        }
+        return HopByHopFields.names(in: connection)
+    }
+
+    /// The client's request headers as sent upstream: hop-by-hop fields and those in
+    /// `setByProxyOnRequest` removed, `Via` appended.
+    static func upstreamRequest(_ headers: HTTPHeaders) -> HTTPHeaders {
+        let excluded = hopByHopNames(headers).union(setByProxyOnRequest)
+        var result = HTTPHeaders()
+        result.reserveCapacity(headers.count + 1)
+        for (name, value) in headers where !excluded.contains(name.lowercased()) {
+            result.add(name: name, value: value)
+        }
+        result.add(name: "Via", value: via)
+        return result
+    }
+
+    /// The origin's (or the cache's) response headers as sent to the client: hop-by-hop fields
+    /// removed (NIO frames the body: Content-Length when known, else chunked).
+    static func downstreamResponse(_ headers: HTTPHeaders) -> HTTPHeaders {
+        // Stored heads carry none already (RFC 9111 §3.1); origin heads on a miss may.
+        let excluded = hopByHopNames(headers)
+        var result = HTTPHeaders()
+        result.reserveCapacity(headers.count + 3)
+        for (name, value) in headers where !excluded.contains(name.lowercased()) {
+            result.add(name: name, value: value)
+        }
+        return result
+    }
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Logging
+import SharedURLCache
+import Synchronization
+
+/// The cache a proxy process opens (the CLI's options).
+public struct ProxyCacheSettings: Sendable {
+    public var directory: String
+    public var memoryCapacityBytes: Int
+    public var diskCapacityBytes: Int
+    public var maximumEntrySizeBytes: Int
+
+    public init(directory: String, memoryCapacityBytes: Int = 64 << 20, diskCapacityBytes: Int = 1 << 30,
+                maximumEntrySizeBytes: Int = 8 << 20) {
+        self.directory = directory
+        self.memoryCapacityBytes = memoryCapacityBytes
+        self.diskCapacityBytes = diskCapacityBytes
+        self.maximumEntrySizeBytes = maximumEntrySizeBytes
+    }
+}
+
+/// Process-level concerns of `urlcache proxy`: logging to stderr, the cache directory, signals.
+extension ProxyServer {
+    /// The whole `urlcache proxy` process: logs to stderr through swift-log at `logLevel`
+    /// (`trace` … `critical`; access lines are `info`), opens the cache, serves until SIGTERM or
+    /// SIGINT, shuts down gracefully. Blocks the calling thread.
+    /// - Throws: `CacheError` (directory), NIO's bind errors, ``ProxyConfigurationError``.
+    public static func runUntilSignalled(configuration: ProxyConfiguration, cache settings: ProxyCacheSettings,
+                                         logLevel: String, ready: @Sendable (ProxyServer) -> Void) throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "urlcache.proxy")
+        logger.logLevel = level
+        try FileManager.default.createDirectory(atPath: settings.directory, withIntermediateDirectories: true)
+        var cacheConfiguration = SharedCacheConfiguration(
+            memoryCapacity: settings.memoryCapacityBytes, diskCapacity: settings.diskCapacityBytes,
+            directory: URL(fileURLWithPath: settings.directory), maximumEntrySizeBytes: settings.maximumEntrySizeBytes)
+        cacheConfiguration.logger = logger
+        let cache = try SharedCache(configuration: cacheConfiguration)
+        try runUntilSignalled(configuration: configuration, cache: cache, logger: logger, ready: ready)
+    }
+
+    /// Runs a proxy until SIGTERM or SIGINT, then shuts it down gracefully (see ``shutdown()``).
+    /// Blocks the calling thread (the CLI's main thread; never call it from a task).
+    ///
+    /// - Parameters:
+    ///   - configuration: the proxy's configuration.
+    ///   - cache: the shared cache.
+    ///   - logger: the server's logger.
+    ///   - ready: called once the socket is bound (the CLI prints the address).
+    /// - Throws: what ``start(configuration:cache:logger:)`` or ``shutdown()`` throw.
+    public static func runUntilSignalled(configuration: ProxyConfiguration, cache: SharedCache, logger: Logger,
+                                         ready: @Sendable (ProxyServer) -> Void) throws {
+        // The default action would kill the process mid-response; a dispatch source sees them instead.
+        let signalled = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                logger.info("received \(number == SIGTERM ? "SIGTERM" : "SIGINT")")
+                signalled.signal()
+            }
+            source.resume()
+            return source
+        }
+        defer { for source in sources { source.cancel() } }
+
+        let server = try blocking { try await ProxyServer.start(configuration: configuration, cache: cache, logger: logger) }
+        ready(server)
+        signalled.wait()
+        try blocking { try await server.shutdown() }
+    }
+
+    /// Runs `operation` in a task and waits for it on this (non-cooperative) thread.
+    private static func blocking<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+}

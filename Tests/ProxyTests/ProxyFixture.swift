@@ -1,0 +1,69 @@
+import CachingProxy
+import Foundation
+import LoopbackOrigin
+import SharedURLCache
+import Synchronization
+import TestProcess
+
+/// A test clock the caching flow reads (RFC 9111 ages without sleeping).
+final class TestClock: Sendable {
+    private let offset = Mutex<TimeInterval>(0)
+    func advance(seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+    var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+}
+
+/// An origin, a fresh cache directory and an in-process proxy in front of them.
+final class ProxyFixture: Sendable {
+    let directory: TemporaryDirectory
+    let origin: LoopbackOrigin
+    let server: ProxyServer
+    let clock: TestClock
+
+    var port: Int { server.port }
+
+    private init(directory: TemporaryDirectory, origin: LoopbackOrigin, server: ProxyServer, clock: TestClock) {
+        self.directory = directory
+        self.origin = origin
+        self.server = server
+        self.clock = clock
+    }
+
+    /// Starts an origin with `handler` and a reverse proxy to it (or a forward proxy).
+    static func start(forward: Bool = false, directory: TemporaryDirectory = TemporaryDirectory(prefix: "suc-proxy"),
+                      configure: (inout ProxyConfiguration) -> Void = { _ in },
+                      _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response)
+        async throws -> ProxyFixture
+    {
+        // The origin writes with write(2): a client that went away must not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+        let origin = try LoopbackOrigin(handler)
+        let clock = TestClock()
+        var configuration = ProxyConfiguration(
+            mode: forward ? .forward : .reverse(try ProxyConfiguration.Upstream(origin.url)), port: 0)
+        configuration.eventLoopThreads = 1
+        configuration.accessLog = false
+        configuration.client.caching.now = { clock.now }
+        configure(&configuration)
+        let cache = try SharedCache(configuration: SharedCacheConfiguration(
+            memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: URL(fileURLWithPath: directory.root)))
+        let server = try await ProxyServer.start(configuration: configuration, cache: cache)
+        return ProxyFixture(directory: directory, origin: origin, server: server, clock: clock)
+    }
+
+    /// A new keep-alive connection to the proxy.
+    func connect() async throws -> RawConnection { try await RawConnection.open(port: port) }
+
+    /// One request on a fresh connection.
+    func send(_ method: String = "GET", _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil)
+        async throws -> RawResponse
+    {
+        let connection = try await connect()
+        defer { connection.close() }
+        return try await connection.exchange(method, target, headers: headers, body: body)
+    }
+
+    func stop() async throws {
+        try await server.shutdown()
+        origin.stop()
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import LoopbackOrigin
+import Testing
+import TestProcess
+
+/// The real `urlcache proxy` binary: it serves, and SIGTERM shuts it down gracefully — a request
+/// in flight is answered before the process exits 0.
+@Suite(.timeLimit(.minutes(5)))
+struct ProxyProcessTests {
+    /// A port that was free a moment ago (the child binds it; the test cannot learn an
+    /// ephemeral port from the child before it is listening).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("urlcache proxy serves from the cache and exits 0 on SIGTERM after finishing the request in flight")
+    func sigtermIsGraceful() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let release = DispatchSemaphore(value: 0)
+        let origin = try LoopbackOrigin { request, _ in
+            if request.target == "/slow" { _ = release.wait(timeout: .now() + 120) }
+            return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+        }
+        defer { origin.stop() }
+        let directory = TemporaryDirectory(prefix: "suc-proxy-cli")
+        let port = Self.freePort()
+        let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
+            "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
+        ])
+        let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
+        #expect(ready)
+
+        // Given: a stored response and a request stuck at the origin.
+        _ = try await send(port: port, "/cached")
+        let hit = try await send(port: port, "/cached")
+        #expect(hit.cacheStatus == "HIT" && hit.text == "from /cached")
+        let inFlight = Task { try await send(port: port, "/slow") }
+        while !origin.requests.contains(where: { $0.target == "/slow" }) { try await Task.sleep(for: .milliseconds(10)) }
+
+        // When: SIGTERM arrives while that request is in flight.
+        kill(child.pid, SIGTERM)
+        // New connections are refused once the listening socket is closed.
+        var refused = false
+        while !refused {
+            do { _ = try await RawConnection.open(port: port).close() } catch { refused = true }
+            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        release.signal()
+
+        // Then: the request in flight is answered, and the process exits 0.
+        let answered = try await inFlight.value
+        #expect(answered.status == 200 && answered.text == "from /slow")
+        let outcome = try await RawConnection.offPool { child.finish(deadline: 60) }
+        #expect(outcome.status == 0, "stderr: \(outcome.err)")
+        #expect(outcome.err.contains("GET /cached 200 HIT"))
+        #expect(outcome.err.contains("shutting down"))
+    }
+
+    private func send(port: Int, _ target: String) async throws -> RawResponse {
+        let connection = try await RawConnection.open(port: port)
+        defer { connection.close() }
+        return try await connection.exchange("GET", target)
+    }
+}

@@ -4,6 +4,10 @@ import PackageDescription
 // Layers (arrows point down only):
 //   urlcache (tools/) → CacheMaintenance → SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore → CSharedURLCache }
 // Only SharedURLCacheStore imports the C core; only the C core touches LMDB, zlib and the directory layout.
+// SUC_CORE_ONLY=1 leaves out everything built on SwiftNIO and AsyncHTTPClient (see the end of
+// this file), so the sanitizer builds (scripts/sanitize.sh) instrument our code, not BoringSSL.
+let coreOnly = Context.environment["SUC_CORE_ONLY"] == "1"
+
 let package = Package(
     name: "SharedURLCache",
     platforms: [.macOS(.v15)],
@@ -12,7 +16,6 @@ let package = Package(
         .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
         .library(name: "SharedURLCache", targets: ["SharedURLCache"]),
         .library(name: "SharedURLCacheFoundation", targets: ["SharedURLCacheFoundation"]),
-        .library(name: "SharedURLCacheAsyncHTTPClient", targets: ["SharedURLCacheAsyncHTTPClient"]),
         .library(name: "CSharedURLCacheRawLimit", targets: ["CSharedURLCacheRawLimit"]),
         .executable(name: "urlcache", targets: ["urlcache"]),
     ],
@@ -83,18 +86,6 @@ let package = Package(
             name: "SharedURLCacheFoundation",
             dependencies: ["SharedURLCache", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
-        // A caching client around AsyncHTTPClient, on the same flow and store.
-        .target(
-            name: "SharedURLCacheAsyncHTTPClient",
-            dependencies: [
-                "SharedURLCache",
-                "HTTPCacheSemantics",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
         // `urlcache bench`: real processes on one directory, ours beside the raw limit and
         // Foundation's URLCache in the same run.
         .target(
@@ -148,17 +139,6 @@ let package = Package(
             dependencies: ["TestRandom", "TestProcess", "SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
         ),
         .testTarget(
-            name: "IntegrationTests",
-            dependencies: [
-                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
-                "SharedURLCacheAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
-        .testTarget(
             name: "CacheMaintenanceTests",
             dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics", "TestProcess", "CacheWorker"]
         ),
@@ -171,3 +151,70 @@ let package = Package(
         ),
     ]
 )
+
+// The networking layer: the AsyncHTTPClient integration, `urlcache proxy` and their tests.
+if !coreOnly {
+    package.products += [
+        .library(name: "SharedURLCacheAsyncHTTPClient", targets: ["SharedURLCacheAsyncHTTPClient"]),
+        .library(name: "CachingProxy", targets: ["CachingProxy"]),
+    ]
+    // Already resolved through AsyncHTTPClient; named for NIOExtras' ServerQuiescingHelper.
+    package.dependencies += [
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+    ]
+    // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`).
+    package.targets.first { $0.name == "urlcache" }?.dependencies.append("CachingProxy")
+    package.targets += [
+        // A caching client around AsyncHTTPClient, on the same flow and store.
+        .target(
+            name: "SharedURLCacheAsyncHTTPClient",
+            dependencies: [
+                "SharedURLCache",
+                "HTTPCacheSemantics",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // `urlcache proxy`: an HTTP/1.1 reverse (or forward) proxy on SwiftNIO in front of
+        // CachingHTTPClient, so services in any language share the cache directory.
+        .target(
+            name: "CachingProxy",
+            dependencies: [
+                "SharedURLCache",
+                "SharedURLCacheAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyTests",
+            dependencies: [
+                "CachingProxy", "SharedURLCache", "SharedURLCacheAsyncHTTPClient", "LoopbackOrigin", "TestProcess",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
+                "SharedURLCacheAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+    ]
+}

@@ -10,6 +10,7 @@
 # Prints one line per target: executions, exec/s, corpus size, result.
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
+export SUC_CORE_ONLY=1 # the fuzz targets need the store and the semantics module only
 seconds=${1:-60}; shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(FuzzCacheControl FuzzHTTPDate FuzzVary FuzzRecordDecode FuzzBodyFile)
@@ -25,18 +26,29 @@ check_of() {
     FuzzRecordDecode) echo record ;; FuzzBodyFile) echo body-file ;;
   esac
 }
-status=0
-for target in "${targets[@]}"; do
+# One target: runs it, prints its line; exit status 1 on a crash, leak or timeout.
+run_target() {
+  local target=$1 check corpus log result execs rate
   check=$(check_of "$target")
   corpus=.corpus/$check
   mkdir -p "$corpus" "FailCases/$check"
   cp -n Seeds/"$check"/* "$corpus"/ 2>/dev/null || true
   log=.corpus/$check.log
   if "$bin/$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -print_final_stats=1 \
-       -artifact_prefix="FailCases/$check/" "$corpus" >"$log" 2>&1; then result=ok; else result=FAILED; status=1; fi
+       -artifact_prefix="FailCases/$check/" "$corpus" >"$log" 2>&1; then result=ok; else result=FAILED; fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   echo "$target: executions=${execs:-?} exec/s=${rate:-?} corpus=$(ls "$corpus" | wc -l) seconds=$seconds result=$result"
-  [ "$result" = ok ] || grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5
+  [ "$result" = ok ] || { grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5; return 1; }
+}
+# FUZZ_JOBS targets at a time (default 2, one per core of the CI machine).
+jobs=${FUZZ_JOBS:-2}
+status=0
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || status=1; running=$((running - 1)); fi
+  run_target "$target" &
+  running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do wait -n || status=1; running=$((running - 1)); done
 exit $status

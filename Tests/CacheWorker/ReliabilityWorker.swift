@@ -31,6 +31,7 @@ enum ReliabilityWorker {
             case "rel-mapwriter":
                 try mapWriter(dir, id: Int(args[3])!, seconds: Double(args[4])!, initial: Int(args[5])!, maximum: Int(args[6])!)
             case "rel-diskfull": return try diskFull(dir, filler: args[3])
+            case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
             case "rel-soak-mixed": try soakMixed(dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
             default: return say(1, "unknown command \(args[1])")
@@ -287,6 +288,49 @@ enum ReliabilityWorker {
         guard !report.isDamaged, report.tempFiles == 0 else { return say(3, "(c) verify: \(report)") }
         // A fresh handle in a fresh process would see the same; reopening here is the same env.
         print("C ok entries=\(acked.count) verified")
+        return 0
+    }
+
+    /// T5 variant: RLIMIT_FSIZE with SIGXFSZ ignored. A body that would grow a file past the
+    /// limit fails with .diskFull (EFBIG), nothing earlier is lost, nothing is left in tmp/, and
+    /// stores work again once the limit is lifted.
+    static func fileSizeLimit(_ dir: String) throws -> Int32 {
+        var configuration = CacheStoreConfiguration()
+        configuration.inlineBodyLimitBytes = nil
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var rng = SplitMix64(seed: 17)
+        func incompressible(_ size: Int) -> [UInt8] {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(size)
+            for _ in 0..<size / 8 { withUnsafeBytes(of: rng.next()) { bytes += $0 } }
+            return bytes
+        }
+        var stored: [String: [UInt8]] = [:]
+        for i in 0..<20 {
+            let body = incompressible(64 << 10)
+            try store.store(RecordDescriptor(key: Array("before-\(i)".utf8)), body: body)
+            stored["before-\(i)"] = body
+        }
+        signal(SIGXFSZ, SIG_IGN)
+        var original = rlimit()
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &original)
+        var limited = original
+        limited.rlim_cur = 1 << 20
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limited) == 0 else { return say(3, "setrlimit: \(errno)") }
+        var code: CacheError.Code?
+        do { try store.store(RecordDescriptor(key: Array("too-big".utf8)), body: incompressible(4 << 20)) } catch { code = error.code }
+        guard code == .diskFull else { return say(3, "expected diskFull past RLIMIT_FSIZE, got \(String(describing: code))") }
+        let temps = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1
+        guard temps == 0 else { return say(3, "temp files left: \(temps)") }
+        guard try store.record(for: Array("too-big".utf8)) == nil else { return say(3, "a refused store is visible") }
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &original)
+        let after = incompressible(4 << 20)
+        try store.store(RecordDescriptor(key: Array("too-big".utf8)), body: after)
+        stored["too-big"] = after
+        for (key, body) in stored {
+            guard try store.record(for: Array(key.utf8))?.body == body else { return say(3, "LOST or TORN \(key)") }
+        }
+        print("FSIZE diskFull=yes temps=0 entries=\(stored.count) verified")
         return 0
     }
 

@@ -32,11 +32,11 @@ extension Reliability {
                     compactorRounds += 1
                 }
                 // When: one random process is killed after 5–200 ms, the rest shortly after.
-                usleep(UInt32(5_000 + rng.next() % 195_000))
+                usleep(UInt32(Double(5_000 + rng.next() % 195_000) * timeScale))
                 let victim = Int(rng.next() % UInt64(children.count))
                 children[victim].child.kill9()
                 kills += 1
-                usleep(UInt32(rng.next() % 50_000))
+                usleep(UInt32(Double(rng.next() % 50_000) * timeScale))
                 for (_, child) in children { child.kill9() }
                 for (name, child) in children {
                     let result = child.finish()

@@ -20,6 +20,15 @@ extension Reliability {
             print("T5: " + result.out.split(separator: "\n").joined(separator: "; "))
         }
 
+        @Test("T5 RLIMIT_FSIZE with SIGXFSZ ignored: .diskFull (EFBIG), nothing lost, stores resume when lifted")
+        func fileSizeLimit() throws {
+            let scratch = Scratch()
+            let result = try Child.run(["rel-fsize", scratch.cache])
+            #expect(result.status == 0, "\(result.out)\n\(result.err)")
+            #expect(result.out.contains("FSIZE diskFull=yes"))
+            print("T5 RLIMIT_FSIZE: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+
         @Test("T9 two uids in one gid with umask 077 and 022, plus a compactor uid: no EACCES, modes as intended")
         func twoUsersOneGroup() throws {
             guard geteuid() == 0 else {

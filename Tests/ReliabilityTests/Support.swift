@@ -13,6 +13,11 @@ enum Reliability {}
 /// Whether the long (soak) variants are asked for.
 let soak = ProcessInfo.processInfo.environment["SUC_SOAK"] == "1"
 
+/// Stretches the kill delays of the crash loops: sanitizer builds start and run processes several
+/// times slower, and a kill after 5–200 ms would then mostly hit processes still starting up.
+/// scripts/sanitize.sh sets SUC_TIME_SCALE.
+let timeScale = Double(ProcessInfo.processInfo.environment["SUC_TIME_SCALE"] ?? "") ?? 1
+
 /// The CacheWorker helper, or any program, as a real child process (Tests/TestProcess).
 typealias Child = ChildProcess
 

@@ -4,7 +4,6 @@ import FoundationNetworking
 #endif
 import HTTPCacheSemantics
 import HTTPTypes
-import Synchronization
 
 /// A response as the caching flow answers it.
 public struct CachedHTTPResponse: Sendable {
@@ -33,7 +32,7 @@ public final class HTTPCachingFlow: Sendable {
     public let cache: SharedCache
     public let configuration: HTTPCachingConfiguration
     /// URLs being revalidated in the background by this process (one at a time per URL).
-    private let revalidating = Mutex<Set<String>>([])
+    private let revalidating = Locked<Set<String>>([])
 
     public init(cache: SharedCache, configuration: HTTPCachingConfiguration = .init()) {
         self.cache = cache

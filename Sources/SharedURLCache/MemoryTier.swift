@@ -2,7 +2,7 @@ import HTTPCacheSemantics
 import HTTPTypes
 
 /// The in-process tier: entries by (key, variant), bounded by a byte capacity, least recently
-/// used first out. Not thread-safe by itself; ``SharedCache`` keeps it behind a `Mutex`.
+/// used first out. Not thread-safe by itself; ``SharedCache`` keeps it behind a lock (`Locked`).
 ///
 /// An item carries the store version it was read or written as (`nil` for
 /// `.allowedInMemoryOnly` entries); the cache checks that version against the index before

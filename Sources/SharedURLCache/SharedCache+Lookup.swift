@@ -5,7 +5,6 @@ import FoundationNetworking
 import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
-import Synchronization
 
 /// What identifies a request in the cache: the primary key bytes and the request's fields
 /// (from which the variant is computed when the stored response has `Vary`).

@@ -5,7 +5,6 @@ import FoundationNetworking
 import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
-import Synchronization
 
 /// A response ready to store: keys computed, head and userInfo encoded. Sendable, so the disk
 /// work can run on another thread.

@@ -47,7 +47,7 @@ public final class SharedCache: Sendable {
     let store: CacheStore?
     /// The configuration the cache was created with (capacities may have changed since).
     public let configuration: SharedCacheConfiguration
-    let memory: Mutex<MemoryTier>
+    let memory: Locked<MemoryTier>
     private let diskCapacityStorage: Atomic<Int>
     let counters = Counters()
     let ioQueue: DispatchQueue
@@ -93,14 +93,14 @@ public final class SharedCache: Sendable {
     init(configuration: SharedCacheConfiguration, store: CacheStore?) {
         self.store = store
         self.configuration = configuration
-        self.memory = Mutex(MemoryTier(capacity: configuration.memoryCapacity))
+        self.memory = Locked(MemoryTier(capacity: configuration.memoryCapacity))
         self.diskCapacityStorage = Atomic(store == nil ? 0 : max(configuration.diskCapacity, 0))
         self.logger = configuration.logger
         self.partitionBytes = Array(configuration.partition.utf8)
         self.ioQueue = DispatchQueue(label: "SharedCache.io", qos: .utility, attributes: .concurrent)
     }
 
-    private static let sharedStorage = Mutex<SharedCache?>(nil)
+    private static let sharedStorage = Locked<SharedCache?>(nil)
 
     /// The process-wide cache. Assign your own before first use so that every part of the
     /// process shares it; by default it is a 4 MiB / 256 MiB cache on

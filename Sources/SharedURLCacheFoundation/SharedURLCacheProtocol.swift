@@ -4,7 +4,6 @@ import FoundationNetworking
 #endif
 import HTTPTypes
 import SharedURLCache
-import Synchronization
 
 /// Real HTTP caching for URLSession on Linux: a `URLProtocol` that answers http(s) requests
 /// through ``HTTPCachingFlow`` (RFC 9111, the six cache policies, offline mode) and reaches the
@@ -21,7 +20,7 @@ import Synchronization
 /// The flow is process-wide (URLSession instantiates protocol classes itself, with no way to
 /// hand them an instance), set by ``URLSessionConfiguration/useSharedURLCache(_:configuration:)``.
 public final class SharedURLCacheProtocol: URLProtocol {
-    private static let flowLock = Mutex<HTTPCachingFlow?>(nil)
+    private static let flowLock = Locked<HTTPCachingFlow?>(nil)
     /// The inner session that reaches the origin: no cache, no protocol of ours, redirects
     /// followed by Foundation (reporting redirects from a URLProtocol is fatal in corelibs).
     private static let originSession: URLSession = {
@@ -37,7 +36,7 @@ public final class SharedURLCacheProtocol: URLProtocol {
         set { flowLock.withLock { $0 = newValue } }
     }
 
-    private let work = Mutex<Task<Void, Never>?>(nil)
+    private let work = Locked<Task<Void, Never>?>(nil)
 
     public override class func canInit(with request: URLRequest) -> Bool {
         guard flow != nil, let scheme = request.url?.scheme?.lowercased() else { return false }

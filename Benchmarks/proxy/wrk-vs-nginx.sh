@@ -47,7 +47,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 echo "building urlcache (release, $SCRATCH)…" >&2
 (cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --product urlcache >&2)
-URLCACHE="$ROOT/$SCRATCH/release/urlcache"
+case "$SCRATCH" in /*) URLCACHE="$SCRATCH/release/urlcache" ;; *) URLCACHE="$ROOT/$SCRATCH/release/urlcache" ;; esac
 
 # The origin's files.
 mkdir -p "$WORK/www" "$WORK/nginx-cache" "$WORK/nginx-tmp"

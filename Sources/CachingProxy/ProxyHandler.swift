@@ -17,6 +17,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let cacheStatusHeader: String?
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
+    /// Runs the request tasks on this connection's event loop.
+    private let executor: EventLoopTaskExecutor
 
     /// The request being read.
     private var head: HTTPRequestHead?
@@ -26,7 +28,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var task: Task<Void, Never>?
     private var answering = false
 
-    init(forwarder: ProxyForwarder, cacheStatusHeader: String?, maximumRequestBodyBytes: Int, accessLog: AccessLog?) {
+    init(forwarder: ProxyForwarder, cacheStatusHeader: String?, maximumRequestBodyBytes: Int, accessLog: AccessLog?,
+         eventLoop: any EventLoop) {
+        self.executor = EventLoopTaskExecutor(eventLoop)
         self.forwarder = forwarder
         self.cacheStatusHeader = cacheStatusHeader
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
@@ -106,7 +110,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let forwarder = self.forwarder
-        task = Task {
+        task = Task(executorPreference: executor) {
             let answer = await forwarder.answer(head, body: body)
             // Gather what is ready (a stored or buffered body: all of it) so the usual answer
             // is one hop to the event loop: head, body and end in one flush.
@@ -129,10 +133,13 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let ready = chunks
             let complete = finished
-            let headWritten = loop.submit {
+            let write = {
                 bound.value.handler.write(answer, chunks: ready, finished: complete, for: head, started: started,
                                           context: bound.value.context)
             }
+            // With the event loop as task executor this runs on the loop already (no hop).
+            let headWritten = loop.inEventLoop ? loop.makeSucceededVoidFuture() : loop.submit(write)
+            if loop.inEventLoop { write() }
             guard !finished else { return }
             // A large origin stream (past CachingHTTPClient's body cap): one chunk in flight at a time.
             do {

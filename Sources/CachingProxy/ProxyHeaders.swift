@@ -20,8 +20,12 @@ enum ProxyHeaders {
     /// appropriate Via header field … in each message that it forwards").
     static let via = "1.1 urlcache"
 
+    /// ``HopByHopFields``' fixed table (a message without `Connection`).
+    private static let fixedHopByHopNames = HopByHopFields.names(in: HTTPFields())
+
     /// The hop-by-hop names of a message: the table plus what its `Connection` lists.
     static func hopByHopNames(_ headers: HTTPHeaders) -> Set<String> {
+        guard headers.contains(name: "connection") else { return fixedHopByHopNames }
         var connection = HTTPFields()
         for value in headers[canonicalForm: "connection"] {
             connection.append(HTTPField(name: .connection, value: String(value)))

@@ -4,6 +4,7 @@ import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOPosix
+import HTTPTypes
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Synchronization
@@ -61,6 +62,9 @@ public final class ProxyServer: Sendable {
     ///   address cannot be bound.
     public static func start(configuration: ProxyConfiguration, cache: SharedCache,
                              logger: Logger = Logger(label: "urlcache.proxy")) async throws -> ProxyServer {
+        if let name = configuration.cacheStatusHeader {
+            precondition(HTTPField.Name(name) != nil, "ProxyConfiguration.cacheStatusHeader is not a field name: \(name)")
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, // a proxy hands redirects to its client
@@ -102,10 +106,16 @@ public final class ProxyServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                    // No outbound header validation: response heads come from AsyncHTTPClient's parser
+                    // or from the store, which refuses forbidden bytes (HeaderViolation); the only
+                    // other field, the cache status header, is checked when the proxy starts.
+                    try pipeline.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: true,
+                        withOutboundHeaderValidation: false)
                     try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
                     try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatusHeader: cacheStatusHeader,
-                                                         maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
+                                                         maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
+                                                         eventLoop: channel.eventLoop))
                 }
             }
         let channel: Channel

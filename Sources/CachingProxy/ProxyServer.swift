@@ -114,8 +114,7 @@ public final class ProxyServer: Sendable {
                         withOutboundHeaderValidation: false)
                     try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
                     try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatusHeader: cacheStatusHeader,
-                                                         maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
-                                                         eventLoop: channel.eventLoop))
+                                                         maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
                 }
             }
         let channel: Channel

@@ -10,18 +10,23 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
+        // The seeded generator the checks' test bodies use (a symlink to Tests/TestRandom).
+        .target(name: "TestRandom"),
+        // libFuzzer's driver entry, declared for Swift (see its header).
+        .target(name: "FuzzDriver"),
         .target(
             name: "FuzzChecks",
             dependencies: [
+                "TestRandom",
                 .product(name: "SharedURLCacheStore", package: "SharedURLCache"),
                 .product(name: "HTTPCacheSemantics", package: "SharedURLCache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
-        .executableTarget(name: "FuzzCacheControl", dependencies: ["FuzzChecks"]),
-        .executableTarget(name: "FuzzHTTPDate", dependencies: ["FuzzChecks"]),
-        .executableTarget(name: "FuzzVary", dependencies: ["FuzzChecks"]),
-        .executableTarget(name: "FuzzRecordDecode", dependencies: ["FuzzChecks"]),
-        .executableTarget(name: "FuzzBodyFile", dependencies: ["FuzzChecks"]),
+        .executableTarget(name: "FuzzCacheControl", dependencies: ["FuzzChecks", "FuzzDriver"]),
+        .executableTarget(name: "FuzzHTTPDate", dependencies: ["FuzzChecks", "FuzzDriver"]),
+        .executableTarget(name: "FuzzVary", dependencies: ["FuzzChecks", "FuzzDriver"]),
+        .executableTarget(name: "FuzzRecordDecode", dependencies: ["FuzzChecks", "FuzzDriver"]),
+        .executableTarget(name: "FuzzBodyFile", dependencies: ["FuzzChecks", "FuzzDriver"]),
     ]
 )

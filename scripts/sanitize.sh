@@ -34,6 +34,9 @@ case "$mode" in
     ;;
   *) echo "usage: $0 asan|tsan [filter]" >&2; exit 1 ;;
 esac
+# A crash is reported by the sanitizer itself; the Swift runtime's backtracer, attached to an
+# instrumented process, can trip over ASan's shadow memory and hang instead of reporting.
+export SWIFT_BACKTRACE=enable=no
 # Instrumented processes start and run several times slower: stretch the crash loops' kill delays.
 export SUC_TIME_SCALE=${SUC_TIME_SCALE:-4}
 scratch=$base/$mode

@@ -31,6 +31,9 @@ int64_t suc_tkey_time(const uint8_t tkey[SUC_TKEY_LEN]);
 
 #define SUC_BODY_ID_LEN 16
 #define SUC_RECORD_FIXED_LEN 96
+/* The largest body size a record may claim (1 TiB): far above any configured limit, far below
+ * INT64_MAX, so a damaged size is refused at decode instead of overflowing a caller. */
+#define SUC_RECORD_MAX_BODY_SIZE (UINT64_C(1) << 40)
 #define SUC_RECORD_FORMAT 1
 
 #define SUC_REC_INLINE 0x1u

@@ -111,6 +111,11 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     if (need != len) return SUC_ECORRUPT;
     if (out->key_len == 0) return SUC_ECORRUPT;
     if ((out->flags & SUC_REC_RAW) && out->stored_size != out->body_size) return SUC_ECORRUPT;
+    /* No writer produces a body near this size (the per-handle limit is far lower); a record
+     * claiming one is damaged, and the sizes must stay representable as a signed length in
+     * every binding (Swift's Int) — found by FuzzRecordDecode. */
+    if (out->body_size > SUC_RECORD_MAX_BODY_SIZE || out->stored_size > SUC_RECORD_MAX_BODY_SIZE)
+        return SUC_ECORRUPT;
 
     const uint8_t *p = buf + SUC_RECORD_FIXED_LEN;
     out->key = p; p += out->key_len;

@@ -70,30 +70,45 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Closes the child's stdin, drains stdout and stderr together, waits for the exit. A child
-    /// still running after `deadline` seconds is killed (its status then says signal 9).
+    /// still running after `deadline` seconds is killed (its status then says signal 9), and
+    /// reading stops there too: a grandchild that inherited the pipes (swift-backtrace after a
+    /// crash, a sanitizer's symbolizer) cannot keep the test waiting for an end of file.
     public func finish(deadline: TimeInterval = ChildProcess.defaultDeadline) -> Outcome {
         try? input.fileHandleForWriting.close()
-        let pid = process.processIdentifier
-        let done = DispatchSemaphore(value: 0)
-        let watchdog = Thread {
-            if done.wait(timeout: .now() + deadline) == .timedOut {
-                FileHandle.standardError.write(Data("ChildProcess: pid \(pid) outlived \(Int(deadline)) s; killed\n".utf8))
-                kill(pid, SIGKILL)
+        let end = Date().addingTimeInterval(deadline)
+        var out = Data(), err = Data()
+        var fds = [pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var killed = false
+        var exitedAt: Date?
+        while fds.contains(where: { $0.fd >= 0 }) {
+            // The child is gone but something it started still holds the pipes: what the child
+            // wrote arrives within moments, so stop after a short grace.
+            if exitedAt == nil && !process.isRunning { exitedAt = Date() }
+            if let exitedAt, Date().timeIntervalSince(exitedAt) > 3 { break }
+            let left = end.timeIntervalSinceNow
+            if left <= 0 {
+                if !killed {
+                    FileHandle.standardError.write(Data("ChildProcess: pid \(pid) outlived \(Int(deadline)) s; killed\n".utf8))
+                    kill9()
+                    killed = true
+                }
+                break
+            }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 1) * 1000))
+            if ready < 0 && errno != EINTR { break }
+            for i in fds.indices where fds[i].fd >= 0 && fds[i].revents != 0 {
+                let n = read(fds[i].fd, &buffer, buffer.count)
+                if n > 0 {
+                    if i == 0 { out.append(contentsOf: buffer[0..<n]) } else { err.append(contentsOf: buffer[0..<n]) }
+                } else if n == 0 || errno != EINTR {
+                    fds[i].fd = -1 // end of file (or a broken pipe): this stream is done
+                }
             }
         }
-        watchdog.start()
-        let errData = DataBox()
-        let errorsRead = DispatchSemaphore(value: 0)
-        let errorReader = Thread { [errors] in
-            errData.data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorsRead.signal()
-        }
-        errorReader.start()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        errorsRead.wait()
         process.waitUntilExit()
-        done.signal()
-        return (process.terminationStatus, buffered + String(decoding: outData, as: UTF8.self), String(decoding: errData.data, as: UTF8.self))
+        return (process.terminationStatus, buffered + String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
     /// Runs CacheWorker with `arguments` to completion.
@@ -110,11 +125,6 @@ public final class ChildProcess: @unchecked Sendable {
     public static func shell(_ command: String) throws -> Outcome {
         try ChildProcess(program: "/bin/sh", ["-c", command]).finish()
     }
-}
-
-/// Bytes handed from the stderr reader thread; the semaphore orders the write before the read.
-private final class DataBox: @unchecked Sendable {
-    var data = Data()
 }
 
 /// Test support: a fresh, uniquely named directory under the temp dir (mkdtemp), removed with

@@ -1,4 +1,5 @@
 import FuzzChecks
+import FuzzDriver
 
 /// libFuzzer entry point (RELIABILITY T12): built with -sanitize=fuzzer by scripts/fuzz.sh.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -6,4 +7,12 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let data = count == 0 ? [] : Array(UnsafeRawBufferPointer(start: start, count: count))
     FuzzChecks.run("http-date", data)
     return 0
+}
+
+/// The process entry point: SwiftPM aliases `main` to `FuzzHTTPDate_main`, which -parse-as-library
+/// never emits; this one hands the process to libFuzzer's driver with the check above.
+@_cdecl("FuzzHTTPDate_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc, argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOneInput(UnsafeRawPointer(data), size) }
 }

@@ -1,0 +1,1 @@
+../../../Tests/TestRandom/SplitMix64.swift

@@ -385,12 +385,6 @@ void suc_op_release(suc_op *op) {
 
 /* ---- lookups ------------------------------------------------------------------------ */
 
-struct suc_entry {
-    suc_entry_view view;
-    uint8_t *record; /* a copy of the index record; the view's byte fields point into it */
-    uint8_t *body;
-};
-
 const suc_entry_view *suc_entry_get_view(const suc_entry *e) { return e ? &e->view : NULL; }
 
 void suc_entry_free(suc_entry *e) {
@@ -469,6 +463,7 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
         return suc_fail(err, SUC_ENOMEM, "calloc(entry)", ENOMEM, 0, "out of memory");
     }
     e->record = rec_buf;
+    e->record_len = rec_len;
     if (!(flags & SUC_GET_NO_BODY)) {
         size_t meta_len = (r.flags & SUC_REC_INLINE) ? 0 : rec_len;
         rc = suc_body_read(c, &r, meta_len, &e->body, err);

@@ -99,6 +99,15 @@ int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int cr
  * compactor removes orphans). */
 void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count);
 
+/* ---- looked-up entries (index.c) ------------------------------------------------------- */
+
+struct suc_entry {
+    suc_entry_view view;
+    uint8_t *record;   /* a copy of the index record; the view's byte fields point into it */
+    size_t record_len; /* its length (the body file ends with a copy of it) */
+    uint8_t *body;
+};
+
 /* ---- zlib stream pools (body.c) --------------------------------------------------------- */
 
 /* A fresh z_stream per call costs ~5x at 1 KiB (DESIGN, performance stance): keep them. */

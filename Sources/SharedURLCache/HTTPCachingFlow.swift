@@ -49,49 +49,62 @@ public final class HTTPCachingFlow: Sendable {
     ///   when the origin fails and nothing stored may be served.
     public func response(for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
                          fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+        // The one flow, with bodies in memory: the origin's body arrives whole, so it is stored
+        // before this returns, and stored bodies are read whole (memory tier included).
+        let answer = try await answer(for: request, body: body, policy: policy, mode: .buffered) { request, body in
+            let (response, data) = try await fetch(request, body)
+            return (response, OriginBody(data))
+        }
+        return CachedHTTPResponse(response: answer.response, body: try await answer.body.collect(), cacheStatus: answer.cacheStatus)
+    }
+
+    /// The flow both APIs share: every RFC 9111 decision is made here, once.
+    func answer(for request: HTTPRequest, body: Data?, policy: RequestCachePolicy, mode: BodyMode,
+                fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
         guard let url = request.absoluteURLString else { throw HTTPCachingError.invalidRequest("no absolute URL") }
         // RFC 9111 §4.4: unsafe methods go to the origin and invalidate what they changed.
         guard request.method == .get || request.method == .head else {
-            let (response, data) = try await fetch(request, body)
+            let (response, originBody) = try await fetch(request, body)
             for target in CacheInvalidation.invalidatedURLs(
                 method: request.method, requestURL: url, status: response.status, responseFields: response.headerFields)
             {
                 cache.httpInvalidate(url: target.string)
             }
-            return CachedHTTPResponse(response: response, body: data, cacheStatus: .bypass)
+            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass)
         }
         switch policy {
         case .reloadIgnoringLocalCacheData:
-            return try await fetchAndStore(request, url: url, fetch: fetch, status: .bypass)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .bypass)
         case .reloadIgnoringLocalAndRemoteCacheData:
             var forced = request
             forced.headerFields[.cacheControl] = "no-cache"
             forced.headerFields[HTTPField.Name.pragmaField] = "no-cache"
-            return try await fetchAndStore(forced, url: url, fetch: fetch, status: .bypass)
+            return try await fetchAndStore(forced, url: url, mode: mode, fetch: fetch, status: .bypass)
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
-            if let hit = lookup(request, url: url) {
+            if let hit = lookup(request, url: url, mode: mode) {
                 let age = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
                 return serve(hit, for: request, age: age.currentAgeSeconds, status: age.isFresh ? .hit : .stale)
             }
             if policy == .returnCacheDataDontLoad { throw HTTPCachingError.notCached(url: url) }
-            return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
         case .reloadRevalidatingCacheData:
-            guard let hit = lookup(request, url: url) else {
-                return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+            guard let hit = lookup(request, url: url, mode: mode) else {
+                return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
             }
             let revalidation = ReuseDecision.Revalidation(
                 conditionalHeaders: ConditionalRequest.headers(for: hit.stored), reason: .requestNoCache,
                 ageSeconds: 0, staleIfErrorUntil: nil)
-            return try await revalidate(request, url: url, hit: hit, revalidation, fetch: fetch)
+            return try await revalidate(request, url: url, hit: hit, revalidation, mode: mode, fetch: fetch)
         case .useProtocolCachePolicy:
-            return try await protocolPolicy(request, url: url, fetch: fetch)
+            return try await protocolPolicy(request, url: url, mode: mode, fetch: fetch)
         }
     }
 
     // MARK: RFC 9111 proper
 
-    private func protocolPolicy(_ request: HTTPRequest, url: String, fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
-        let hit = lookup(request, url: url)
+    private func protocolPolicy(_ request: HTTPRequest, url: String, mode: BodyMode,
+                                fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
+        let hit = lookup(request, url: url, mode: mode)
         let decision = ReuseDecision.decide(request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
         switch decision {
         case .fresh(let age):
@@ -99,35 +112,37 @@ public final class HTTPCachingFlow: Sendable {
         case .staleAllowed(let age, _):
             return serve(hit!, for: request, age: age, status: .stale)
         case .staleWhileRevalidate(let age, let conditional):
-            if configuration.revalidatesInBackground { revalidateInBackground(request, url: url, hit: hit!, conditional, fetch: fetch) }
+            if configuration.revalidatesInBackground {
+                revalidateInBackground(request, url: url, hit: hit!, conditional, mode: mode, fetch: fetch)
+            }
             return serve(hit!, for: request, age: age, status: .updating)
         case .revalidate(let revalidation):
-            return try await revalidate(request, url: url, hit: hit!, revalidation, fetch: fetch)
+            return try await revalidate(request, url: url, hit: hit!, revalidation, mode: mode, fetch: fetch)
         case .gatewayTimeout:
             // RFC 9111 §5.2.1.7: only-if-cached and nothing usable.
-            return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
         case .miss:
-            return try await fetchAndStore(request, url: url, fetch: fetch, status: .miss)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
         }
     }
 
     /// RFC 9111 §4.3: a conditional request; a 304 refreshes the stored head (never the body).
     private func revalidate(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ revalidation: ReuseDecision.Revalidation,
-                            fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+                            mode: BodyMode, fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
         var conditional = request
         for field in revalidation.conditionalHeaders { conditional.headerFields[field.name] = field.value }
         let requestTime = configuration.now()
         let response: HTTPResponse
-        let data: Data
+        let originBody: OriginBody
         do {
-            (response, data) = try await fetch(conditional, nil)
+            (response, originBody) = try await fetch(conditional, nil)
         } catch {
             switch RevalidationOutcome.originUnreachable(
                 stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil, now: configuration.now(),
                 configuration: configuration.policy)
             {
             case .serveStale(let age): return serve(hit, for: request, age: age, status: .stale)
-            case .gatewayTimeout: return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+            case .gatewayTimeout: return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
             default: throw error
             }
         }
@@ -137,50 +152,56 @@ public final class HTTPCachingFlow: Sendable {
             requestTime: requestTime, responseTime: responseTime, now: responseTime, configuration: configuration.policy)
         {
         case .notModified(let updated):
-            cache.httpStore(url: url, requestFields: request.headerFields, stored: updated, body: hit.body,
-                            policy: .allowed, userInfo: hit.userInfo)
+            // The stored body is kept; its head is replaced (a stored body is copied as it is read).
+            let body = refreshHead(url: url, request: request, updated: updated, hit: hit)
             let refreshed = HTTPCacheHit(stored: updated, body: hit.body, userInfo: hit.userInfo)
             let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy).currentAgeSeconds
-            return serve(refreshed, for: request, age: age, status: .revalidated)
+            return serve(refreshed, body: body, for: request, age: age, status: .revalidated)
         case .notModifiedMismatch:
-            return try await fetchAndStore(request, url: url, fetch: fetch, status: .expired)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .expired)
         case .replace:
-            return await store(request, url: url, response: response, data: data, requestTime: requestTime,
-                               responseTime: responseTime, status: .expired, replacing: true)
+            return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
+                               responseTime: responseTime, status: .expired, replacing: true, mode: mode)
         case .serveStale(let age):
             return serve(hit, for: request, age: age, status: .stale)
         case .forwardError:
-            return CachedHTTPResponse(response: response, body: data, cacheStatus: .expired)
+            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .expired)
         case .gatewayTimeout:
-            return CachedHTTPResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), cacheStatus: .miss)
+            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
         }
     }
 
     /// RFC 5861 §3: serve now, revalidate once in the background (per URL, in this process).
     private func revalidateInBackground(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ conditional: HTTPFields,
-                                        fetch: @escaping Fetch) {
+                                        mode: BodyMode, fetch: @escaping StreamingFetch) {
         let claimed = revalidating.withLock { $0.insert(url).inserted }
         guard claimed else { return }
         let revalidation = ReuseDecision.Revalidation(conditionalHeaders: conditional, reason: .stale, ageSeconds: 0, staleIfErrorUntil: nil)
-        Task.detached { [self] in
+        var hit = hit
+        if case .stored(let stored) = hit.body { hit.body = .stored(stored.another()) } // the caller reads the first
+        Task.detached { [self, hit] in
             defer { _ = revalidating.withLock { $0.remove(url) } }
-            _ = try? await revalidate(request, url: url, hit: hit, revalidation, fetch: fetch)
+            // Nobody reads this answer: read a body that is being stored, so that it is.
+            let answer = try? await revalidate(request, url: url, hit: hit, revalidation, mode: mode, fetch: fetch)
+            if let answer, answer.body.stores { try? await answer.body.drain() }
         }
     }
 
     // MARK: Origin and storage
 
-    private func fetchAndStore(_ request: HTTPRequest, url: String, fetch: Fetch, status: CacheStatus) async throws -> CachedHTTPResponse {
+    private func fetchAndStore(_ request: HTTPRequest, url: String, mode: BodyMode, fetch: StreamingFetch,
+                               status: CacheStatus) async throws -> CachedHTTPStreamingResponse {
         let requestTime = configuration.now()
-        let (response, data) = try await fetch(request, nil)
-        return await store(request, url: url, response: response, data: data, requestTime: requestTime,
-                           responseTime: configuration.now(), status: status, replacing: false)
+        let (response, originBody) = try await fetch(request, nil)
+        return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
+                           responseTime: configuration.now(), status: status, replacing: false, mode: mode)
     }
 
     /// Stores what RFC 9111 §3 (and the rules and hook) allow; answers the origin's response.
-    private func store(_ request: HTTPRequest, url: String, response: HTTPResponse, data: Data, requestTime: Date,
-                       responseTime: Date, status: CacheStatus, replacing: Bool) async -> CachedHTTPResponse {
-        let answer = CachedHTTPResponse(response: response, body: data, cacheStatus: status)
+    /// The body is stored as the caller reads it (see ``storeBody(_:request:url:stored:mode:)``).
+    private func store(_ request: HTTPRequest, url: String, response: HTTPResponse, body: OriginBody, requestTime: Date,
+                       responseTime: Date, status: CacheStatus, replacing: Bool, mode: BodyMode) async -> CachedHTTPStreamingResponse {
+        let answer = CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: body), cacheStatus: status)
         guard request.method == .get else { return answer } // a HEAD response has no body to store
         let rule = configuration.rules.first { $0.matches(request) }
         if rule?.neverStore == true { return answer }
@@ -197,38 +218,49 @@ public final class HTTPCachingFlow: Sendable {
             return answer
         }
         let stored = StoredResponse(request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
+        return CachedHTTPStreamingResponse(
+            response: response, body: await storeBody(body, request: request, url: url, stored: stored, mode: mode),
+            cacheStatus: status)
+    }
+
+    /// Stores a storable exchange whose body is in memory: `proposal` → `willCacheResponse` hook
+    /// → the cache. At once for the buffered API; after the last chunk when a hook or a cache
+    /// without a disk tier needs the streamed body whole.
+    func storeProposal(_ stored: StoredResponse, body data: Data, request: HTTPRequest, url: String) async {
         var proposal = ProposedCacheEntry(
             response: HTTPResponse(status: stored.status, headerFields: stored.headerFields), body: data,
             storagePolicy: .allowed, userInfo: [:], url: url)
         if let hook = configuration.willCacheResponse {
-            guard let modified = await hook(proposal) else { return answer } // vetoed
+            guard let modified = await hook(proposal) else { return } // vetoed
             proposal = modified
         }
         let userInfo: [UInt8]
         switch UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) {
         case .success(let bytes): userInfo = bytes
-        case .failure: return answer
+        case .failure: return
         }
         var final = stored
         final.headerFields = HopByHopFields.removing(from: proposal.response.headerFields)
         final.status = proposal.response.status
         cache.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
                         policy: proposal.storagePolicy, userInfo: userInfo)
-        return answer
     }
 
-    private func lookup(_ request: HTTPRequest, url: String) -> HTTPCacheHit? {
-        cache.httpLookup(url: url, requestFields: request.headerFields)
+    private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
+        mode.streamsHits
+            ? cache.httpStreamingLookup(url: url, requestFields: request.headerFields)
+            : cache.httpLookup(url: url, requestFields: request.headerFields)
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
     /// a HEAD request).
-    private func serve(_ hit: HTTPCacheHit, for request: HTTPRequest, age: Int, status: CacheStatus) -> CachedHTTPResponse {
+    private func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
+                       status: CacheStatus) -> CachedHTTPStreamingResponse {
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))
-        return CachedHTTPResponse(
+        return CachedHTTPStreamingResponse(
             response: HTTPResponse(status: hit.stored.status, headerFields: fields),
-            body: request.method == .head ? Data() : hit.body, cacheStatus: status)
+            body: request.method == .head ? .empty : body ?? hit.body.cachedBody, cacheStatus: status)
     }
 }
 

@@ -8,7 +8,8 @@ import HTTPTypes
 /// A stored exchange as the caching flow sees it.
 struct HTTPCacheHit: Sendable {
     var stored: StoredResponse
-    var body: Data
+    /// In memory (memory tier, small bodies), or a reader of the stored body (large ones).
+    var body: HitBody
     var userInfo: [UInt8]
 }
 
@@ -18,19 +19,35 @@ extension SharedCache {
     func httpLookup(url: String, requestFields: HTTPFields) -> HTTPCacheHit? {
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)),
             let entry = entry(for: LookupKey(key: key, requestFields: requestFields)),
-            entry.head.kind == .http, let status = HTTPResponse.Status(code: entry.head.statusCode) as HTTPResponse.Status?
+            let stored = Self.storedResponse(head: entry.head, storedAt: entry.storedAt)
         else { return nil }
-        let head = entry.head
+        return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo)
+    }
+
+    /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.
+    static func storedResponse(head: ResponseHead, storedAt: Date) -> StoredResponse? {
+        guard head.kind == .http, let status = HTTPResponse.Status(code: head.statusCode) as HTTPResponse.Status? else { return nil }
         let exchange = head.exchange
-        let stored = StoredResponse(
+        return StoredResponse(
             status: status,
             headerFields: HTTPFields(pairs: head.headerFields.map { (key: $0.name, value: $0.value) }),
             requestMethod: .get,
             varyRequestFields: HTTPFields(pairs: head.varyRequestFields.map { (key: $0.name, value: $0.value) }),
             requestHadAuthorization: exchange?.requestHadAuthorization ?? false,
-            requestTime: exchange?.requestTime ?? entry.storedAt,
-            responseTime: exchange?.responseTime ?? entry.storedAt)
-        return HTTPCacheHit(stored: stored, body: entry.body, userInfo: entry.userInfo)
+            requestTime: exchange?.requestTime ?? storedAt,
+            responseTime: exchange?.responseTime ?? storedAt)
+    }
+
+    /// The head stored for an exchange (its body length is `bodyBytes`).
+    static func responseHead(url: String, stored: StoredResponse, bodyBytes: Int) -> ResponseHead {
+        var pairs: [ResponseHead.HeaderPair] = []
+        for field in stored.headerFields { pairs.append(.init(name: field.name.canonicalName, value: field.value)) }
+        return ResponseHead(
+            kind: .http, statusCode: stored.status.code, expectedContentLength: Int64(bodyBytes), url: url,
+            mimeType: nil, textEncodingName: nil, headerFields: pairs,
+            varyRequestFields: stored.varyRequestFields.map { .init(name: $0.name.canonicalName, value: $0.value) },
+            exchange: .init(requestTime: stored.requestTime, responseTime: stored.responseTime,
+                            requestHadAuthorization: stored.requestHadAuthorization))
     }
 
     /// Stores an exchange; `false` when it was refused (counted and logged).
@@ -42,14 +59,7 @@ extension SharedCache {
         let vary = stored.vary
         if vary.isWildcard { return refuse(.varyWildcard, url: URL(string: url)) != nil }
         if vary.hasInvalidName { return refuse(.invalidVary, url: URL(string: url)) != nil }
-        var pairs: [ResponseHead.HeaderPair] = []
-        for field in stored.headerFields { pairs.append(.init(name: field.name.canonicalName, value: field.value)) }
-        let head = ResponseHead(
-            kind: .http, statusCode: stored.status.code, expectedContentLength: Int64(body.count), url: url,
-            mimeType: nil, textEncodingName: nil, headerFields: pairs,
-            varyRequestFields: stored.varyRequestFields.map { .init(name: $0.name.canonicalName, value: $0.value) },
-            exchange: .init(requestTime: stored.requestTime, responseTime: stored.responseTime,
-                            requestHadAuthorization: stored.requestHadAuthorization))
+        let head = Self.responseHead(url: url, stored: stored, bodyBytes: body.count)
         let prepared = PreparedStore(
             key: key,
             variant: vary.isEmpty ? [] : VaryKey(vary: vary, requestFields: requestFields).encoded,

@@ -42,38 +42,49 @@ extension SharedCache {
 
     /// Memory tier first (validated against the index unless memory-only), then the store.
     func entry(for lookup: LookupKey) -> CacheEntry? {
-        let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
-            guard tier.count > 0 else { return nil }
-            let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
-            return tier.item(at: memoryKey).map { (memoryKey, $0) }
-        }
-        if let (memoryKey, item) = found {
-            if isCurrent(item, at: memoryKey) {
-                countHit()
-                counters.memoryHits.add(1, ordering: .relaxed)
-                return item.entry
-            }
-            memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
-        }
+        if let entry = memoryEntry(for: lookup) { return entry }
         guard let (entry, memoryKey, version, vary) = diskEntry(for: lookup) else {
             countMiss()
             return nil
         }
         countHit()
+        remember(entry, at: memoryKey, version: version, vary: vary)
+        return entry
+    }
+
+    /// The memory tier's item for `lookup` if it may still be served (counted as a hit), else
+    /// `nil` (not counted: the store is asked next).
+    func memoryEntry(for lookup: LookupKey) -> CacheEntry? {
+        let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
+            guard tier.count > 0 else { return nil }
+            let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
+            return tier.item(at: memoryKey).map { (memoryKey, $0) }
+        }
+        guard let (memoryKey, item) = found else { return nil }
+        if isCurrent(item, at: memoryKey) {
+            countHit()
+            counters.memoryHits.add(1, ordering: .relaxed)
+            return item.entry
+        }
+        memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
+        return nil
+    }
+
+    /// Keeps an entry read from the store in the memory tier, as the version it was read as.
+    func remember(_ entry: CacheEntry, at memoryKey: MemoryKey, version: UInt64, vary: VaryFields?) {
         let evicted = memory.withLock { tier in
             tier.capacity > 0 ? tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: vary) : 0
         }
         if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
-        return entry
     }
 
     /// Counts in this process and in the directory's shared counters (every process's view).
-    private func countHit() {
+    func countHit() {
         counters.hits.add(1, ordering: .relaxed)
         store?.countUsage(hits: 1)
     }
 
-    private func countMiss() {
+    func countMiss() {
         counters.misses.add(1, ordering: .relaxed)
         store?.countUsage(misses: 1)
     }
@@ -93,35 +104,44 @@ extension SharedCache {
         }
     }
 
-    /// Reads the entry from the store: the record at the empty variant is either the response
-    /// (no `Vary`: one read) or the vary spec, from which the request's variant is computed and
-    /// read (two reads).
+    /// Reads the entry from the store (see ``diskRecord(for:open:)``).
     private func diskEntry(for lookup: LookupKey) -> (CacheEntry, MemoryKey, UInt64, VaryFields?)? {
         guard let store, diskCapacity > 0 else { return nil }
         do {
-            guard let first = try store.record(for: lookup.key, variant: [], includeBody: true) else { return nil }
-            switch RecordKind(rawValue: first.appFlags) {
-            case .response:
-                guard let entry = decodeEntry(first) else { return nil }
-                return (entry, MemoryKey(key: lookup.key, variant: []), first.version, nil)
-            case .varySpec:
-                guard let spec = VarySpec(decoding: first.head) else {
-                    purgeCorrupt(first, why: "undecodable vary spec")
-                    return nil
-                }
-                let vary = VaryFields(responseFields: [.vary: spec.varyValue])
-                let variant = VaryKey(vary: vary, requestFields: lookup.requestFields).encoded
-                guard let record = try store.record(for: lookup.key, variant: variant, includeBody: true),
-                    RecordKind(rawValue: record.appFlags) == .response,
-                    let entry = decodeEntry(record)
-                else { return nil }
-                return (entry, MemoryKey(key: lookup.key, variant: variant), record.version, vary)
-            case nil:
-                purgeCorrupt(first, why: "unknown record kind \(first.appFlags)")
-                return nil
-            }
+            guard let (record, _, memoryKey, vary) = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
+                try store.record(for: key, variant: variant, includeBody: true).map { ($0, ()) }
+            }), let entry = decodeEntry(record)
+            else { return nil }
+            return (entry, memoryKey, record.version, vary)
         } catch {
             logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
+            return nil
+        }
+    }
+
+    /// Finds the response record for `lookup`: the record at the empty variant is either the
+    /// response (no `Vary`: one read) or the vary spec, from which the request's variant is
+    /// computed and read (two reads). `open` reads one record and whatever comes with it (the
+    /// body, or a reader of it).
+    func diskRecord<Extra>(
+        for lookup: LookupKey, open: ([UInt8], [UInt8]) throws(CacheError) -> (StoredRecord, Extra)?
+    ) throws(CacheError) -> (StoredRecord, Extra, MemoryKey, VaryFields?)? {
+        guard let (first, extra) = try open(lookup.key, []) else { return nil }
+        switch RecordKind(rawValue: first.appFlags) {
+        case .response:
+            return (first, extra, MemoryKey(key: lookup.key, variant: []), nil)
+        case .varySpec:
+            guard let spec = VarySpec(decoding: first.head) else {
+                purgeCorrupt(first, why: "undecodable vary spec")
+                return nil
+            }
+            let vary = VaryFields(responseFields: [.vary: spec.varyValue])
+            let variant = VaryKey(vary: vary, requestFields: lookup.requestFields).encoded
+            guard let (record, extra) = try open(lookup.key, variant), RecordKind(rawValue: record.appFlags) == .response
+            else { return nil }
+            return (record, extra, MemoryKey(key: lookup.key, variant: variant), vary)
+        case nil:
+            purgeCorrupt(first, why: "unknown record kind \(first.appFlags)")
             return nil
         }
     }
@@ -135,7 +155,7 @@ extension SharedCache {
     }
 
     /// Bad cached data is a miss plus a purge, logged (STYLE rule 20).
-    private func purgeCorrupt(_ record: StoredRecord, why: String) {
+    func purgeCorrupt(_ record: StoredRecord, why: String) {
         counters.corruptEntries.add(1, ordering: .relaxed)
         logger.error("corrupt cache entry purged", metadata: ["reason": "\(why)", "version": "\(record.version)"])
         do { try store?.remove(key: record.key, variant: record.variant) } catch {

@@ -132,26 +132,35 @@ extension SharedCache {
             head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
             appFlags: RecordKind.response.rawValue)
         let version = try store.store(descriptor, body: Array(prepared.entry.body))
+        try reconcileVariants(key: prepared.key, variant: prepared.variant, vary: prepared.vary,
+                              storedAt: prepared.entry.storedAt, in: store)
+        return version
+    }
+
+    /// The index bookkeeping after a response was written at (key, variant); see
+    /// ``write(_:to:)``.
+    func reconcileVariants(key: [UInt8], variant: [UInt8], vary: VaryFields?, storedAt: Date,
+                           in store: CacheStore) throws(CacheError) {
+        let prepared = (key: key, variant: variant, vary: vary)
         guard let vary = prepared.vary else {
             for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty {
                 try store.remove(key: prepared.key, variant: variant)
             }
-            return version
+            return
         }
         let spec = VarySpec(names: vary.names.map(\.canonicalName)).encoded()
         let current = try store.record(for: prepared.key, variant: [], includeBody: false, countAsUse: false)
-        if let current, current.appFlags == RecordKind.varySpec.rawValue, current.head == spec { return version }
+        if let current, current.appFlags == RecordKind.varySpec.rawValue, current.head == spec { return }
         try store.store(
             RecordDescriptor(
                 key: prepared.key, partition: Array(configuration.partition.utf8), head: spec,
-                storedAt: prepared.entry.storedAt, appFlags: RecordKind.varySpec.rawValue),
+                storedAt: storedAt, appFlags: RecordKind.varySpec.rawValue),
             body: [])
         if let current, current.appFlags == RecordKind.varySpec.rawValue {
             for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty && variant != prepared.variant {
                 try store.remove(key: prepared.key, variant: variant)
             }
         }
-        return version
     }
 
     /// Store times are kept to the millisecond, as the index keeps them, so that

@@ -32,15 +32,13 @@ extension CachingHTTPClient {
         /// which shared clients read: what it stores (a user's `private` answers) would be served
         /// to everybody.
         public var partition: String?
-        /// The largest origin body the client buffers and stores (default 64 MiB).
+        /// The largest origin body the client stores (default 64 MiB).
         ///
-        /// A response whose `Content-Length` exceeds it is not stored and is streamed to the
-        /// caller as the origin sends it (``CachingHTTPClientResponse/cacheStatus`` `.miss`, or
-        /// `.bypass` under a reload policy), so memory stays bounded. A body without a declared
-        /// length that grows past it fails with ``CachingHTTPClientError/bodyTooLarge(limitBytes:)``
-        /// and nothing is stored: its first bytes were already consumed and cannot be replayed.
-        /// The cache's own `SharedCacheConfiguration.maximumEntrySizeBytes` (8 MiB by default)
-        /// still applies to what is stored.
+        /// Bodies stream: a larger one still reaches the caller whole, chunk by chunk as the
+        /// origin sends it, and is not stored (its writer is abandoned at the cap, so nothing
+        /// partial is ever visible); memory stays bounded either way. The cache's own
+        /// `SharedCacheConfiguration.maximumEntrySizeBytes` (8 MiB by default, body + head +
+        /// userInfo) also applies to what is stored.
         public var maximumBodyBytes: Int
         /// Collapse concurrent misses of one URL into one origin request (default true); see
         /// ``CachingHTTPClient``.
@@ -54,7 +52,7 @@ extension CachingHTTPClient {
         /// - Parameters:
         ///   - mode: shared (default) or private.
         ///   - partition: the partition of the client's entries; `nil` keeps the cache's.
-        ///   - maximumBodyBytes: the largest body buffered and stored (default 64 MiB).
+        ///   - maximumBodyBytes: the largest body stored (default 64 MiB).
         ///   - collapsesRequests: collapse concurrent misses of one URL (default true).
         ///   - caching: the caching flow's settings (rules, hook, clock…).
         public init(mode: Mode = .shared, partition: String? = nil, maximumBodyBytes: Int = 64 << 20,

@@ -6,16 +6,15 @@ import NIOHTTP1
 import SharedURLCache
 
 /// The caching flow's transport: swift-http-types requests in, AsyncHTTPClient on the wire,
-/// the body collected under the cap.
+/// the response body handed to the flow as a stream (the flow tees it into the store).
 extension CachingHTTPClient {
     /// The fetch closure the flow calls for every origin exchange of one `execute`.
     /// - Parameters:
     ///   - deadline: the `execute`'s deadline, shared by all its exchanges.
     ///   - body: the caller's request body, sent with unsafe methods (the flow calls fetch once
     ///     for those, so a one-shot streaming body is fine).
-    func originFetch(deadline: NIODeadline, body: HTTPClientRequest.Body?) -> HTTPCachingFlow.Fetch {
+    func originFetch(deadline: NIODeadline, body: HTTPClientRequest.Body?) -> HTTPCachingFlow.StreamingFetch {
         let httpClient = self.httpClient
-        let cap = configuration.maximumBodyBytes
         return { request, _ in
             guard let url = request.absoluteURL else { throw CachingHTTPClientError.invalidRequest("no absolute URL") }
             var outbound = HTTPClientRequest(url: url)
@@ -32,19 +31,8 @@ extension CachingHTTPClient {
             let head = HTTPResponse(status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
                                     headerFields: fields)
             let hasBody = request.method != .head && response.status != .notModified && response.status != .noContent
-            guard hasBody else { return (head, Data()) }
-            let declaredLength = response.headers.first(name: "content-length").flatMap { Int($0) }
-            if let declaredLength, declaredLength > cap {
-                // Announced too large to buffer: the caller gets the origin's stream; nothing is stored.
-                throw OriginPassThrough(response: response)
-            }
-            var data = Data()
-            if let declaredLength { data.reserveCapacity(declaredLength) } // one allocation, no regrowth copies
-            for try await chunk in response.body {
-                guard data.count + chunk.readableBytes <= cap else { throw CachingHTTPClientError.bodyTooLarge(limitBytes: cap) }
-                data.append(contentsOf: chunk.readableBytesView)
-            }
-            return (head, data)
+            guard hasBody else { return (head, .empty) }
+            return (head, OriginBody(OriginChunks(body: response.body)))
         }
     }
 
@@ -67,6 +55,38 @@ extension CachingHTTPClient {
         }
         return HTTPRequest(method: method, scheme: scheme, authority: authority, path: path, headerFields: fields)
     }
+}
+
+/// AsyncHTTPClient's response body as the flow reads it: one `Data` per `ByteBuffer`.
+struct OriginChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let body: HTTPClientResponse.Body
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPClientResponse.Body.AsyncIterator
+        mutating func next() async throws -> Data? {
+            guard let buffer = try await base.next() else { return nil }
+            return Data(buffer.readableBytesView)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
+}
+
+/// The flow's body as AsyncHTTPClient's callers read it: one `ByteBuffer` per chunk.
+struct ByteBufferChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let body: CachedBody
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: CachedBody.AsyncIterator
+        mutating func next() async throws -> ByteBuffer? {
+            guard let data = try await base.next() else { return nil }
+            return ByteBuffer(bytes: data)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator()) }
 }
 
 extension HTTPRequest {

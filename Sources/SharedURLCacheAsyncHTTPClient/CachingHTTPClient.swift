@@ -20,10 +20,13 @@ import SharedURLCache
 ///   miss, a revalidation) send one request; the others wait for it and are then answered from
 ///   the cache. In-process only; see ``Configuration/collapsesRequests`` and `RequestCollapser`
 ///   for what happens with `Vary` and with responses that were not stored.
-/// - Bodies: the caching flow works on buffered bodies today, so an origin body is collected
-///   (up to ``Configuration/maximumBodyBytes``) before it is stored and answered; callers still
-///   read ``CachingHTTPClientResponse/body`` as a stream of `ByteBuffer`s, so they will not
-///   change when the flow streams.
+/// - Bodies stream both ways with bounded memory (``HTTPCachingFlow/streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)``):
+///   a miss is passed to the caller chunk by chunk as the origin sends it and written to the
+///   store on the way, and committed only after its last chunk (a body past
+///   ``Configuration/maximumBodyBytes``, an origin that fails mid-body or a caller that stops
+///   reading stores nothing); a large hit is read from the store as the caller reads it, and a
+///   stored body that fails its check at its end fails the caller's read (`CacheError`
+///   `.corrupt`) and is purged.
 /// - Redirects are followed by the `HTTPClient` (its configuration decides), and the final
 ///   response is stored under the URL that was asked for, as the URLSession integration does.
 /// - The `HTTPClient` is not owned: shut down your own client yourself (`HTTPClient.shared`,
@@ -121,32 +124,31 @@ public final class CachingHTTPClient: Sendable {
         let fetch = originFetch(deadline: deadline, body: request.body)
         let flow = self.flow
         do {
-            let answer: CachedHTTPResponse
+            let answer: CachedHTTPStreamingResponse
+            let cap = configuration.maximumBodyBytes
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
                 answer = try await collapser.run(url: url, request: head) {
-                    try await flow.response(for: head, body: nil, policy: policy, fetch: fetch)
+                    try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
                 } learn: { answer in
                     RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
+                } settled: { answer in
+                    answer.body.storeSettlement
                 }
             } else {
-                answer = try await flow.response(for: head, body: nil, policy: policy, fetch: fetch)
+                answer = try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
             return Self.response(from: answer)
-        } catch let passThrough as OriginPassThrough {
-            let response = passThrough.response
-            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body,
-                                             cacheStatus: policy.ignoresStoredData ? .bypass : .miss)
         }
     }
 
-    /// The flow's answer as AsyncHTTPClient's types; the buffered body in 64 KiB chunks.
-    static func response(from answer: CachedHTTPResponse) -> CachingHTTPClientResponse {
+    /// The flow's answer as AsyncHTTPClient's types; the body streams through.
+    static func response(from answer: CachedHTTPStreamingResponse) -> CachingHTTPClientResponse {
         var headers = HTTPHeaders()
         headers.reserveCapacity(answer.response.headerFields.count)
         for field in answer.response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
         let status = HTTPResponseStatus(statusCode: answer.response.status.code, reasonPhrase: answer.response.status.reasonPhrase)
         let body: HTTPClientResponse.Body =
-            answer.body.isEmpty ? HTTPClientResponse.Body() : .stream(DataChunks(data: answer.body, chunkBytes: 64 << 10))
+            answer.body.knownLength == 0 ? HTTPClientResponse.Body() : .stream(ByteBufferChunks(body: answer.body))
         return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus)
     }
 }

@@ -14,10 +14,11 @@ import SharedURLCache
 /// ```
 ///
 /// The body is AsyncHTTPClient's own `HTTPClientResponse.Body`, so code written against
-/// `HTTPClient` (`for try await`, `collect(upTo:)`) reads it unchanged. Today a stored or
-/// stored-from-origin body is already in memory and is handed out in 64 KiB chunks; a body
-/// larger than ``CachingHTTPClient/Configuration/maximumBodyBytes`` streams from the origin.
-/// Iterate it once, as with `HTTPClient`.
+/// `HTTPClient` (`for try await`, `collect(upTo:)`) reads it unchanged. It streams: from the
+/// origin (and into the store on the way) for a miss, from the store for a large hit (small
+/// ones come from memory), in chunks of at most 64 KiB from the cache. A stored body that
+/// fails its checksum fails the read that would end it (`CacheError` `.corrupt`). Iterate it
+/// once, as with `HTTPClient`; a miss is stored only if it is read to the end.
 public struct CachingHTTPClientResponse: Sendable {
     /// The status (a 304 from revalidation is answered as the stored status, usually 200).
     public var status: HTTPResponseStatus
@@ -33,31 +34,5 @@ public struct CachingHTTPClientResponse: Sendable {
         self.headers = headers
         self.body = body
         self.cacheStatus = cacheStatus
-    }
-}
-
-/// A buffered body handed out as `ByteBuffer` chunks of at most `chunkBytes`, each copied from
-/// `data` only when the consumer asks for it (so a consumer that writes chunks out and drops
-/// them holds one chunk more than `data`).
-struct DataChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    let data: Data
-    let chunkBytes: Int
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let data: Data
-        let chunkBytes: Int
-        var offset: Int
-
-        mutating func next() async -> ByteBuffer? {
-            guard offset < data.endIndex else { return nil }
-            let end = Swift.min(offset + chunkBytes, data.endIndex)
-            defer { offset = end }
-            return ByteBuffer(bytes: data[offset..<end])
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(data: data, chunkBytes: Swift.max(1, chunkBytes), offset: data.startIndex)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SharedURLCache
 import Synchronization
 
 /// In-process request collapsing (a "single flight" per key, like nginx's `proxy_cache_lock`):
@@ -61,14 +62,30 @@ final class RequestCollapser: Sendable {
 
     /// Runs `body` once per concurrent wave of requests with the same key: as the leader, or after
     /// waiting for the leader (at most two rounds, see the type's comment).
+    ///
+    /// The leader's answer streams: what it stores is committed only after its caller has read
+    /// the body to the end. So the flight ends when `settled` says the store is settled
+    /// (committed or given up), not when the leader's head arrives; followers then look up and
+    /// stream the stored entry, or go to the origin themselves if nothing was stored.
     func run<T>(url: String, request: HTTPRequest, _ body: () async throws -> T,
-                learn: (T) -> VaryHint?) async rethrows -> T {
+                learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement) async rethrows -> T {
         guard var key = key(url: url, request: request) else { return try await body() }
         for _ in 0..<2 {
             guard await waitOrLead(key) == .follower else {
-                defer { finish(key) }
-                let answer = try await body()
+                let answer: T
+                do {
+                    answer = try await body()
+                } catch {
+                    finish(key)
+                    throw error
+                }
                 remember(url: url, learn(answer))
+                let settlement = settled(answer) // only the signal: holding the body would keep it from being dropped
+                let flight = key
+                Task { [self] in
+                    await settlement.wait()
+                    finish(flight)
+                }
                 return answer
             }
             guard let next = self.key(url: url, request: request), next != key else { break }

@@ -121,11 +121,12 @@ final class AsyncHTTPClientCachingTests {
         #expect(answers[1].response.headers.first(name: "Age") != nil, "a stored response carries Age (RFC 9111 §5.1)")
         #expect(answers[1].response.headers.first(name: "Content-Type") == "application/json")
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/cache").contains("index.lmdb"))
-        // A 200 KiB body is handed out as a stream of 64 KiB chunks, from the origin and from the cache.
+        // A 200 KiB body streams: from the origin in the chunks the origin's connection delivers
+        // (teed into the store), from the cache in chunks of 64 KiB.
         let big = try await get("/big")
         let bigHit = try await get("/big")
         #expect(big.body.count == 204_800 && bigHit.body == big.body && bigHit.response.cacheStatus == .hit)
-        #expect(big.chunks == 4 && bigHit.chunks == 4)
+        #expect(big.chunks >= 1 && bigHit.chunks == 4)
     }
 
     @Test("revalidation with ETag: If-None-Match, a 304 that repeats the validator, a 200 with the stored body")

@@ -217,6 +217,48 @@ int suc_get(suc_cache *cache, const void *key, size_t key_len, const void *varia
 const suc_entry_view *suc_entry_get_view(const suc_entry *entry);
 void suc_entry_free(suc_entry *entry);
 
+/* ---- Streaming a body ------------------------------------------------------------------ */
+
+/* A body read piece by piece, so a large body never sits in memory whole. */
+typedef struct suc_body_reader suc_body_reader;
+
+/*
+ * Opens the body of an entry looked up with SUC_GET_NO_BODY (any entry works; the reader keeps
+ * its own copy of the record, so `entry` may be freed at once). The checks suc_get makes before
+ * reading are made here: the body file is opened relative to its fan-out directory with
+ * O_NOFOLLOW|O_NONBLOCK, must be a regular file of exactly the recorded size, and its header
+ * must match the record. Inline bodies are read from the record copy.
+ *
+ * A body that fails a check, or whose file is gone, is purged if it is still the version that
+ * was read, as suc_get does, and SUC_ENOTFOUND is returned with err->code SUC_ECORRUPT (or
+ * SUC_ENOTFOUND for a vanished file): the caller has not produced a byte yet, so it is a miss.
+ */
+int suc_body_reader_open(suc_cache *cache, const suc_entry *entry, suc_body_reader **out,
+                         suc_error *err);
+
+/*
+ * Reads up to `cap` bytes of the logical body into `buf`; `*out_len` gets the count, and 0
+ * means the body ended (after it was verified). Payload bytes are read with pread in chunks
+ * (never mmap) and inflated no further than the recorded length.
+ *
+ * The checksum (the zlib stream's Adler-32, which inflate checks at Z_STREAM_END, or the CRC-32
+ * of a raw body), the stream's exact end and the file size are verified on the read that
+ * produces the last byte: if anything is wrong that read fails with SUC_ECORRUPT (its bytes are
+ * not returned), the entry is purged if it is still the version that was read, and the body
+ * never "ends" normally. Bytes handed out earlier were not yet verified: a consumer that must
+ * not act on unverified bytes keeps them until the end (an HTTP relay cannot, and instead fails
+ * the response mid-stream). After any failure every later call returns the same code.
+ * Injected or real I/O failures are SUC_EIO/…; inflate's memory failure is SUC_ENOMEM.
+ */
+int suc_body_reader_read(suc_body_reader *reader, void *buf, size_t cap, size_t *out_len,
+                         suc_error *err);
+
+/* The logical body length (from the record). */
+uint64_t suc_body_reader_size(const suc_body_reader *reader);
+
+/* Releases the reader (NULL is allowed). */
+void suc_body_reader_close(suc_body_reader *reader);
+
 /* The current version of (key, variant), or SUC_ENOTFOUND. One index read; no body I/O. */
 int suc_get_version(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                     size_t variant_len, uint64_t *out_version, suc_error *err);

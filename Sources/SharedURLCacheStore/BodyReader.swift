@@ -1,0 +1,108 @@
+import CSharedURLCache
+import Foundation
+
+/// A stored body read piece by piece, so a large body never sits in memory whole: at most one
+/// 64 KiB chunk of stored bytes plus what the caller asks for.
+///
+/// ```swift
+/// if let (record, reader) = try store.openBody(for: key) {
+///     while case let chunk = try reader.read(maxBytes: 64 << 10), !chunk.isEmpty { send(chunk) }
+/// }
+/// ```
+///
+/// The body's checksum, exact length and file size are verified by the read that produces the
+/// last byte: when they fail, that read throws `.corrupt` instead of returning the last bytes
+/// (or the empty array that means "end"), and the entry has been purged. Bytes returned before
+/// that were not yet verified, so a consumer that must not act on a damaged body keeps them
+/// until the end; an HTTP relay instead fails the response mid-stream. After a failure every
+/// read throws the same error. The reader closes its file when released (or at ``close()``).
+///
+/// Safe to hand between tasks; reads are serialised by a lock.
+public final class BodyReader: @unchecked Sendable {
+    // @unchecked: `reader` is only touched under `lock` (an NSLock, a pthread mutex that the
+    // thread sanitizer understands, unlike Synchronization.Mutex on Linux).
+    private let lock = NSLock()
+    private var reader: OpaquePointer?
+    private let store: CacheStore // keeps the cache open while the reader lives
+    /// The logical (uncompressed) body length, in bytes.
+    public let size: Int
+
+    init(store: CacheStore, reader: OpaquePointer) {
+        self.store = store
+        self.size = Int(suc_body_reader_size(reader))
+        self.reader = reader
+    }
+
+    deinit { close() }
+
+    /// Reads up to `maxBytes` bytes of the body; an empty array means the body ended, verified.
+    /// - Parameter maxBytes: the most bytes to return (at least 1).
+    /// - Throws: `.corrupt` when the body failed a check (the entry is then purged); `.io`,
+    ///   `.outOfMemory` for environment failures; `.invalidInput` after ``close()``.
+    /// The corresponding C function is `suc_body_reader_read`.
+    public func read(maxBytes: Int = 64 << 10) throws(CacheError) -> [UInt8] {
+        precondition(maxBytes > 0, "BodyReader.read: maxBytes must be positive")
+        lock.lock()
+        defer { lock.unlock() }
+        let result: Result<[UInt8], CacheError> = {
+            guard let reader else { return .failure(CacheError(.invalidInput, "the body reader is closed")) }
+            var rc: Int32 = SUC_OK
+            var detail = suc_error()
+            let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, count in
+                var produced = 0
+                rc = suc_body_reader_read(reader, buffer.baseAddress, buffer.count, &produced, &detail)
+                count = rc == SUC_OK ? produced : 0
+            }
+            return rc == SUC_OK ? .success(bytes) : .failure(CacheError(core: rc, detail))
+        }()
+        return try result.get()
+    }
+
+    /// Closes the body file now (reads then throw). Releasing the reader does the same.
+    /// The corresponding C function is `suc_body_reader_close`.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        suc_body_reader_close(reader)
+        reader = nil
+    }
+}
+
+extension CacheStore {
+    /// Looks up an entry without reading its body, and opens the body for streaming; `nil` is a
+    /// miss (including a body file that is gone or fails its opening checks, which is purged).
+    ///
+    /// The record and the reader are of the same version: a remove or replace by another
+    /// process after this call does not disturb the reader (an unlinked body file stays
+    /// readable through the descriptor it holds).
+    /// - Parameters:
+    ///   - key: the primary key bytes.
+    ///   - variant: the secondary key bytes.
+    ///   - countAsUse: whether the lookup counts as a use for eviction.
+    /// - Returns: the record (its `body` is `nil`) and a reader of its body.
+    /// - Throws: environment failures only (`.io`, `.outOfMemory`, `.index`…), never for a miss.
+    /// The corresponding C functions are `suc_get` (with `SUC_GET_NO_BODY`) and `suc_body_reader_open`.
+    public func openBody(for key: [UInt8], variant: [UInt8] = [], countAsUse: Bool = true) throws(CacheError) -> (record: StoredRecord, body: BodyReader)? {
+        var flags = UInt32(SUC_GET_NO_BODY)
+        if !countAsUse { flags |= UInt32(SUC_GET_NO_TOUCH) }
+        let result: Result<(record: StoredRecord, body: BodyReader)?, CacheError> = withHandle { handle in
+            key.withUnsafeBytes { k in
+                variant.withUnsafeBytes { v in
+                    var detail = suc_error()
+                    var entry: OpaquePointer?
+                    let rc = suc_get(handle, k.baseAddress, k.count, v.baseAddress, v.count, flags, &entry, &detail)
+                    if rc == SUC_ENOTFOUND { return .success(nil) }
+                    guard rc == SUC_OK, let entry else { return .failure(CacheError(core: rc, detail)) }
+                    defer { suc_entry_free(entry) }
+                    var reader: OpaquePointer?
+                    let openRC = suc_body_reader_open(handle, entry, &reader, &detail)
+                    if openRC == SUC_ENOTFOUND { return .success(nil) }
+                    guard openRC == SUC_OK, let reader else { return .failure(CacheError(core: openRC, detail)) }
+                    let record = StoredRecord(suc_entry_get_view(entry).pointee, includesBody: false)
+                    return .success((record, BodyReader(store: self, reader: reader)))
+                }
+            }
+        }
+        return try result.get()
+    }
+}

@@ -50,7 +50,7 @@ final class AsyncHTTPClientLargeBodyTests {
     }
 
     /// Reads a body chunk by chunk, keeping none; returns its length and whether it is the pattern.
-    func stream(_ body: HTTPClientResponse.Body, expectedBytes: Int) async throws -> (bytes: Int, equal: Bool) {
+    static func stream(_ body: HTTPClientResponse.Body, expectedBytes: Int) async throws -> (bytes: Int, equal: Bool) {
         var verifier = PatternBody.Verifier(expectedBytes: expectedBytes)
         for try await chunk in body { verifier.check(chunk.readableBytesView) }
         return (verifier.offset, verifier.isComplete)
@@ -100,7 +100,7 @@ final class AsyncHTTPClientLargeBodyTests {
         var directResult = (bytes: 0, equal: false)
         let directGrowth = try await peakGrowth {
             let direct = try await HTTPClient.shared.execute(HTTPClientRequest(url: big.url + "/big-direct"), timeout: .seconds(120))
-            directResult = try await stream(direct.body, expectedBytes: Self.bodyBytes)
+            directResult = try await Self.stream(direct.body, expectedBytes: Self.bodyBytes)
         }
         #expect(directResult.equal)
 
@@ -109,7 +109,7 @@ final class AsyncHTTPClientLargeBodyTests {
         let missGrowth = try await boundedGrowth { attempt in
             let miss = try await client.execute(HTTPClientRequest(url: url + "?miss=\(attempt)"), timeout: .seconds(120))
             #expect(miss.cacheStatus == .miss)
-            let result = try await stream(miss.body, expectedBytes: Self.bodyBytes)
+            let result = try await Self.stream(miss.body, expectedBytes: Self.bodyBytes)
             #expect(result.bytes == Self.bodyBytes && result.equal)
             misses += 1
         }
@@ -118,7 +118,7 @@ final class AsyncHTTPClientLargeBodyTests {
         let hitGrowth = try await boundedGrowth { _ in
             let hit = try await client.execute(HTTPClientRequest(url: url + "?miss=0"), timeout: .seconds(120))
             #expect(hit.cacheStatus == .hit)
-            let result = try await stream(hit.body, expectedBytes: Self.bodyBytes)
+            let result = try await Self.stream(hit.body, expectedBytes: Self.bodyBytes)
             #expect(result.bytes == Self.bodyBytes && result.equal)
         }
         #expect(big.requests("/big") == 1 + misses) // the direct one and the misses
@@ -162,7 +162,7 @@ final class AsyncHTTPClientLargeBodyTests {
         for round in 1...2 {
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
             #expect(response.cacheStatus == .miss)
-            let result = try await stream(response.body, expectedBytes: 3 << 20)
+            let result = try await Self.stream(response.body, expectedBytes: 3 << 20)
             #expect(result.bytes == 3 << 20 && result.equal)
             #expect(origin.requests("/chunked") == round)
         }
@@ -176,10 +176,10 @@ final class AsyncHTTPClientLargeBodyTests {
         let client = CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20))
         let url = origin.url + "/chunked"
         let miss = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
-        #expect(try await stream(miss.body, expectedBytes: 3 << 20).equal)
+        #expect(try await Self.stream(miss.body, expectedBytes: 3 << 20).equal)
         let hit = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(hit.cacheStatus == .hit)
-        #expect(try await stream(hit.body, expectedBytes: 3 << 20).equal)
+        #expect(try await Self.stream(hit.body, expectedBytes: 3 << 20).equal)
         #expect(origin.requests("/chunked") == 1)
     }
 
@@ -202,7 +202,7 @@ final class AsyncHTTPClientLargeBodyTests {
         }
         let again = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(again.cacheStatus == .miss)
-        #expect(try await stream(again.body, expectedBytes: 8 << 20).equal)
+        #expect(try await Self.stream(again.body, expectedBytes: 8 << 20).equal)
         #expect(origin.requests("/big-partial") == 2)
     }
 
@@ -213,7 +213,7 @@ final class AsyncHTTPClientLargeBodyTests {
         let client = CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20))
         let url = origin.url + "/big-tampered"
         let miss = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
-        #expect(try await stream(miss.body, expectedBytes: 3 << 20).equal)
+        #expect(try await Self.stream(miss.body, expectedBytes: 3 << 20).equal)
 
         // Given: one byte of the stored (compressed) body flipped, in the middle of the file.
         let file = try #require(Self.largestBodyFile(under: root + "/cache/bodies"))
@@ -235,9 +235,37 @@ final class AsyncHTTPClientLargeBodyTests {
         #expect(bytes < 3 << 20)
         let again = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(again.cacheStatus == .miss)
-        #expect(try await stream(again.body, expectedBytes: 3 << 20).equal)
+        #expect(try await Self.stream(again.body, expectedBytes: 3 << 20).equal)
         #expect(origin.requests("/big-tampered") == 2)
         #expect(client.cache.statistics.corruptEntries >= 1)
+    }
+
+    @Test("collapsing with streamed bodies: followers wait for the leader's entry and stream it from the store",
+          arguments: [false, true])
+    func collapsedStreams(pastTheCap: Bool) async throws {
+        let origin = try StreamingOrigin(bigBytes: 3 << 20)
+        defer { origin.stop() }
+        let client = try CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20),
+                                           configuration: .init(maximumBodyBytes: pastTheCap ? 1 << 20 : 64 << 20))
+        let url = origin.url + "/big-collapsed"
+        let results = try await withThrowingTaskGroup(of: (CacheStatus, Bool).self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
+                    return (response.cacheStatus, try await Self.stream(response.body, expectedBytes: 3 << 20).equal)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.1 }, "every caller got the whole body")
+        if pastTheCap {
+            // Nothing was stored, so every follower went to the origin after the leader.
+            #expect(origin.requests("/big-collapsed") == 5)
+            #expect(client.cache.statistics.stores == 0)
+        } else {
+            #expect(origin.requests("/big-collapsed") == 1)
+            #expect(results.filter { $0.0 == .hit }.count == 4)
+        }
     }
 
     static func largestBodyFile(under directory: String) -> String? {

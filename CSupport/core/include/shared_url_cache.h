@@ -219,7 +219,9 @@ void suc_entry_free(suc_entry *entry);
 
 /* ---- Streaming a body ------------------------------------------------------------------ */
 
-/* A body read piece by piece, so a large body never sits in memory whole. */
+/* A body read piece by piece, so a large body never sits in memory whole. A reader belongs to
+ * one thread at a time (callers serialise their reads); it holds an open descriptor and an
+ * inflate stream until suc_body_reader_close(), and must be closed before its cache handle. */
 typedef struct suc_body_reader suc_body_reader;
 
 /*

@@ -42,6 +42,12 @@ final class ProxyFixture: Sendable {
             mode: forward ? .forward : .reverse(try ProxyConfiguration.Upstream(origin.url)), port: 0)
         configuration.eventLoopThreads = 1
         configuration.accessLog = false
+        // The whole suite shares two cores and one cooperative pool with every other test suite
+        // in the run (many of them block threads on child processes): a request can wait minutes
+        // for a thread. Generous limits keep that from turning into a 504 or an idle close;
+        // tests that want a timeout set their own.
+        configuration.upstreamTimeout = .seconds(240)
+        configuration.idleTimeout = .minutes(10)
         configuration.client.caching.now = { clock.now }
         configure(&configuration)
         let cache = try SharedCache(configuration: SharedCacheConfiguration(

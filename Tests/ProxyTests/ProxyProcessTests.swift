@@ -5,7 +5,7 @@ import TestProcess
 
 /// The real `urlcache proxy` binary: it serves, and SIGTERM shuts it down gracefully — a request
 /// in flight is answered before the process exits 0.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ProxyProcessTests {
     /// A port that was free a moment ago (the child binds it; the test cannot learn an
     /// ephemeral port from the child before it is listening).

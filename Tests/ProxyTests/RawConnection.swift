@@ -31,7 +31,7 @@ final class RawConnection: @unchecked Sendable {
     static func open(port: Int) async throws -> RawConnection {
         try await offPool {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var timeout = timeval(tv_sec: 60, tv_usec: 0)
+            var timeout = timeval(tv_sec: 240, tv_usec: 0) // see ProxyFixture: a loaded run can be slow
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

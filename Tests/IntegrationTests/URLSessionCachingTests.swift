@@ -180,3 +180,48 @@ struct URLSessionCrossProcessTests {
         #expect(origin.requestCount == 1)
     }
 }
+
+/// Hit latency through URLSession with the caching protocol against a plain URLSession request to
+/// the origin (medians of 200 each). Opt-in (`SUC_AHC_BENCH=1`, like the AsyncHTTPClient one):
+/// a measurement, not a check. Serialized with the suite above: the protocol's flow is
+/// process-wide.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SUC_AHC_BENCH"] != nil))
+struct URLSessionLatencyBenchmark {
+    @Test("hit latency: URLSession with the shared cache vs a plain URLSession to the loopback origin")
+    func hitLatency() async throws {
+        let directory = TemporaryDirectory(prefix: "suc-us-bench")
+        let body = String(repeating: "x", count: 1024)
+        let origin = try LoopbackOrigin { _, _ in .init(headers: [("Cache-Control", "max-age=600")], body: body) }
+        defer { origin.stop() }
+        let cached = URLSessionConfiguration.default
+        cached.useSharedURLCache(try SharedCache(memoryCapacity: 0, diskCapacity: 64 << 20,
+                                                 directory: URL(fileURLWithPath: directory.root + "/cache")))
+        let cachingSession = URLSession(configuration: cached)
+        let plain = URLSessionConfiguration.ephemeral
+        plain.urlCache = nil
+        plain.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let plainSession = URLSession(configuration: plain)
+        let url = URL(string: origin.url + "/bench")!
+        _ = try await cachingSession.data(from: url)
+        let before = origin.requestCount
+
+        func measure(_ session: URLSession) async throws -> (p50: Duration, p90: Duration) {
+            for _ in 0..<20 { _ = try await session.data(from: url) }
+            var samples: [Duration] = []
+            let clock = ContinuousClock()
+            for _ in 0..<200 {
+                samples.append(try await clock.measure {
+                    let (data, _) = try await session.data(from: url)
+                    precondition(data.count == 1024)
+                })
+            }
+            samples.sort()
+            return (samples[100], samples[180])
+        }
+        let hit = try await measure(cachingSession)
+        #expect(origin.requestCount == before, "every measured request was a hit")
+        let direct = try await measure(plainSession)
+        func µs(_ d: Duration) -> String { String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6) }
+        print("URLSession-latency 1 KiB: shared-cache hit p50 \(µs(hit.p50)) p90 \(µs(hit.p90)); direct origin p50 \(µs(direct.p50)) p90 \(µs(direct.p90))")
+    }
+}

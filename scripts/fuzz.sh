@@ -34,14 +34,15 @@ run_target() {
   mkdir -p "$corpus" "FailCases/$check"
   cp -n Seeds/"$check"/* "$corpus"/ 2>/dev/null || true
   log=.corpus/$check.log
-  if "$bin/$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -print_final_stats=1 \
+  if "$bin/$target" -seed="${FUZZ_SEED:-0}" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="FailCases/$check/" "$corpus" >"$log" 2>&1; then result=ok; else result=FAILED; fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   echo "$target: executions=${execs:-?} exec/s=${rate:-?} corpus=$(ls "$corpus" | wc -l) seconds=$seconds result=$result"
   [ "$result" = ok ] || { grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5; return 1; }
 }
-# FUZZ_JOBS targets at a time (default 2, one per core of the CI machine).
+# FUZZ_SEED=N makes the mutation sequence repeatable (CI uses 1); 0, the default, lets libFuzzer
+# pick a new seed each run. FUZZ_JOBS targets at a time (default 2, one per core of the CI machine).
 jobs=${FUZZ_JOBS:-2}
 status=0
 running=0

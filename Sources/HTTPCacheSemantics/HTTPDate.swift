@@ -153,7 +153,9 @@ public struct HTTPDate: Sendable, Hashable, Comparable {
     }
 
     private static func make(year: Int, month: Int, day: Int, time: Int) -> HTTPDate? {
-        guard (0...9999).contains(year), (1...12).contains(month), day >= 1,
+        // Years 1…9999 only: what the printer can write back (year 0000 was accepted and printed
+        // as 0001 — found by FuzzHTTPDate).
+        guard (1...9999).contains(year), (1...12).contains(month), day >= 1,
             day <= daysInMonth(year: year, month: month)
         else { return nil }
         let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + Int64(time)

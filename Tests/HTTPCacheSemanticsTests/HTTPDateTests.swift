@@ -32,6 +32,7 @@ struct HTTPDateTests {
         .init(name: "date-year-9999", section: "RELIABILITY §3.6", input: "Fri, 31 Dec 9999 23:59:59 GMT",
               expected: 253_402_300_799),
         .init(name: "date-after-9999-invalid", section: "RELIABILITY §3.6", input: "Sat, 01 Jan 10000 00:00:00 GMT", expected: nil),
+        .init(name: "date-year-0000-invalid", section: "RELIABILITY §3.6", input: "Sun, 06 Nov 0000 08:49:37 GMT", expected: nil),
         .init(name: "date-leap-day", section: "RFC 9110 §5.6.7", input: "Thu, 29 Feb 2024 12:00:00 GMT", expected: 1_709_208_000),
         .init(name: "date-feb-29-non-leap-invalid", section: "RFC 9110 §5.6.7", input: "Wed, 29 Feb 2023 12:00:00 GMT", expected: nil),
         .init(name: "date-leap-second-accepted", section: "RFC 9110 §5.6.7", input: "Sat, 31 Dec 2016 23:59:60 GMT",

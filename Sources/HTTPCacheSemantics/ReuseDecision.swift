@@ -147,11 +147,12 @@ public enum ReuseDecision: Sendable, Hashable {
 
         let freshness = Freshness(stored: stored, now: now, configuration: configuration)
         let age = freshness.currentAgeSeconds
-        let conditional = ConditionalRequest.headers(for: stored)
+        // The conditional fields are built only when a decision needs them: a fresh hit (the
+        // common case) must not pay for formatting validators it never sends.
         func revalidate(_ reason: RevalidationReason, staleIfErrorUntil: Date? = nil) -> ReuseDecision {
             .revalidate(
                 Revalidation(
-                    conditionalHeaders: conditional,
+                    conditionalHeaders: ConditionalRequest.headers(for: stored),
                     reason: reason,
                     ageSeconds: age,
                     staleIfErrorUntil: staleIfErrorUntil
@@ -190,7 +191,7 @@ public enum ReuseDecision: Sendable, Hashable {
         }
         // RFC 5861 §3: serve stale while revalidating in the background, within the window.
         if let window = responseCC.staleWhileRevalidate, staleness <= window {
-            return .staleWhileRevalidate(ageSeconds: age, conditionalHeaders: conditional)
+            return .staleWhileRevalidate(ageSeconds: age, conditionalHeaders: ConditionalRequest.headers(for: stored))
         }
         // RFC 5861 §4: stale-if-error from the response or the request opens a window for errors.
         let window = max(responseCC.staleIfError ?? -1, requestCC.staleIfError ?? -1)

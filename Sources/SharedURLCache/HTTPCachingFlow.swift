@@ -60,8 +60,9 @@ public final class HTTPCachingFlow: Sendable {
 
     /// The flow both APIs share: every RFC 9111 decision is made here, once.
     func answer(for request: HTTPRequest, body: Data?, policy: RequestCachePolicy, mode: BodyMode,
-                fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
+                fetch originFetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
         guard let url = request.absoluteURLString else { throw HTTPCachingError.invalidRequest("no absolute URL") }
+        let fetch = datingResponses(of: originFetch)
         // RFC 9111 §4.4: unsafe methods go to the origin and invalidate what they changed.
         guard request.method == .get || request.method == .head else {
             let (response, originBody) = try await fetch(request, body)
@@ -130,6 +131,9 @@ public final class HTTPCachingFlow: Sendable {
     private func revalidate(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ revalidation: ReuseDecision.Revalidation,
                             mode: BodyMode, fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
         var conditional = request
+        // The origin is asked about the stored response only; the client's own validators are
+        // evaluated against whatever is then served (``serve``).
+        for name in ClientConditional.evaluatedFieldNames { conditional.headerFields[name] = nil }
         for field in revalidation.conditionalHeaders { conditional.headerFields[field.name] = field.value }
         let requestTime = configuration.now()
         let response: HTTPResponse
@@ -188,6 +192,19 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     // MARK: Origin and storage
+
+    /// RFC 9110 §6.6.1: a response received without `Date` gets one, the time it arrived, before
+    /// it is stored, merged or forwarded. A 304 is dated too: its `Date` replaces the stored one
+    /// in the merge, so the refreshed entry's age starts at the revalidation.
+    private func datingResponses(of fetch: @escaping StreamingFetch) -> StreamingFetch {
+        { [configuration] request, body in
+            var (response, originBody) = try await fetch(request, body)
+            if !response.headerFields.contains(.date) {
+                response.headerFields[.date] = HTTPDate(configuration.now()).imfFixdate
+            }
+            return (response, originBody)
+        }
+    }
 
     private func fetchAndStore(_ request: HTTPRequest, url: String, mode: BodyMode, fetch: StreamingFetch,
                                status: CacheStatus) async throws -> CachedHTTPStreamingResponse {
@@ -258,6 +275,13 @@ public final class HTTPCachingFlow: Sendable {
                        status: CacheStatus) -> CachedHTTPStreamingResponse {
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))
+        // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,
+        // against the response the client would otherwise get.
+        if ClientConditional.isNotModified(request: request, stored: hit.stored) {
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
+                body: .empty, cacheStatus: status)
+        }
         return CachedHTTPStreamingResponse(
             response: HTTPResponse(status: hit.stored.status, headerFields: fields),
             body: request.method == .head ? .empty : body ?? hit.body.cachedBody, cacheStatus: status)

@@ -41,7 +41,9 @@ extension SharedCache {
     /// The head stored for an exchange (its body length is `bodyBytes`).
     static func responseHead(url: String, stored: StoredResponse, bodyBytes: Int) -> ResponseHead {
         var pairs: [ResponseHead.HeaderPair] = []
-        for field in stored.headerFields { pairs.append(.init(name: field.name.canonicalName, value: field.value)) }
+        // Names as the origin spelled them: a replayed response carries them exactly (a proxy's
+        // clients see what the origin sent); every comparison is case-insensitive anyway.
+        for field in stored.headerFields { pairs.append(.init(name: field.name.rawName, value: field.value)) }
         return ResponseHead(
             kind: .http, statusCode: stored.status.code, expectedContentLength: Int64(bodyBytes), url: url,
             mimeType: nil, textEncodingName: nil, headerFields: pairs,

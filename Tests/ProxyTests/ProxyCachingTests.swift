@@ -211,6 +211,25 @@ struct ProxyCachingTests {
         try await fixture.stop()
     }
 
+    @Test("a client's If-None-Match / If-Modified-Since on a fresh hit gets 304 from the cache (RFC 9111 §4.3.2)")
+    func clientConditionalOnFreshHit() async throws {
+        let lastModified = "Mon, 01 Jan 2024 00:00:00 GMT"
+        let fixture = try await ProxyFixture.start(
+            Self.fixed([("Cache-Control", "max-age=600"), ("ETag", "\"v1\""), ("Last-Modified", lastModified)], body: "twelve bytes"))
+        _ = try await fixture.send("GET", "/conditional")
+        let connection = try await fixture.connect()
+        defer { connection.close() }
+        let byTag = try await connection.exchange("GET", "/conditional", headers: [("If-None-Match", "W/\"v1\"")])
+        #expect(byTag.status == 304 && byTag.cacheStatus == "HIT")
+        #expect(byTag.header("ETag") == "\"v1\"" && byTag.header("Cache-Control") == "max-age=600" && byTag.header("Age") != nil)
+        let byDate = try await connection.exchange("GET", "/conditional", headers: [("If-Modified-Since", lastModified)])
+        #expect(byDate.status == 304 && byDate.header("Last-Modified") == lastModified)
+        let changed = try await connection.exchange("GET", "/conditional", headers: [("If-None-Match", "\"v2\"")])
+        #expect(changed.status == 200 && changed.text == "twelve bytes") // the connection is still in sync
+        #expect(fixture.origin.requestCount == 1)
+        try await fixture.stop()
+    }
+
     @Test("the cache status header's name is configurable, or off")
     func cacheStatusHeaderName() async throws {
         let renamed = try await ProxyFixture.start(configure: { $0.cacheStatusHeader = "X-Proxy-Cache" },

@@ -93,6 +93,9 @@ struct ProxyForwardingTests {
         #expect(hit.cacheStatus == "HIT")
         for response in [miss, hit] {
             #expect(response.values("X-Unknown-Thing") == ["v1", "v2"])
+            // Names as the origin spelled them, on the hit too.
+            #expect(response.headers.filter { $0.name == "X-Unknown-Thing" }.count == 2)
+            #expect(response.headers.contains { $0.name == "ETag" })
             #expect(response.header("Link") == "</a>; rel=preload")
             #expect(response.header("ETag") == "\"v1\"")
             #expect(response.header("Date") == date)

@@ -164,6 +164,13 @@ if !coreOnly {
     ]
     // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`).
     package.targets.first { $0.name == "urlcache" }?.dependencies.append("CachingProxy")
+    // What every target on the networking layer imports.
+    let networking: [Target.Dependency] = [
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+    ]
     package.targets += [
         // A caching client around AsyncHTTPClient, on the same flow and store.
         .target(
@@ -171,11 +178,7 @@ if !coreOnly {
             dependencies: [
                 "SharedURLCache",
                 "HTTPCacheSemantics",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
+            ] + networking
         ),
         // `urlcache proxy`: an HTTP/1.1 reverse (or forward) proxy on SwiftNIO in front of
         // CachingHTTPClient, so services in any language share the cache directory.
@@ -184,37 +187,25 @@ if !coreOnly {
             dependencies: [
                 "SharedURLCache",
                 "SharedURLCacheAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ] + networking
         ),
         .testTarget(
             name: "ProxyTests",
             dependencies: [
                 "CachingProxy", "SharedURLCache", "SharedURLCacheAsyncHTTPClient", "LoopbackOrigin", "TestProcess",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ] + networking
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
                 "SharedURLCacheAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
+            ] + networking
         ),
     ]
 }

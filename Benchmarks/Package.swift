@@ -17,6 +17,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SharedURLCache", package: "SharedURLCache"),
                 .product(name: "SharedURLCacheStore", package: "SharedURLCache"),
+                .product(name: "HTTPCacheSemantics", package: "SharedURLCache"),
                 .product(name: "CSharedURLCacheRawLimit", package: "SharedURLCache"),
             ],
             path: "Benchmarks/Throughput",

@@ -6,6 +6,7 @@ ours), all from the same run.
 
     swift package --disable-sandbox benchmark 2>&1 | tee run.txt
     python3 Scripts/ratios.py run.txt
+    python3 Scripts/ratios.py run1.txt run2.txt run3.txt run4.txt run5.txt   # medians of 5 runs
 """
 import re
 import sys
@@ -47,35 +48,65 @@ def parse(text):
     return results
 
 
+def ratios(g, impl, size):
+    """Throughput ratios of one of ours against the others in the same run (higher is better for ours)."""
+    r = g[impl]
+    if not impl.startswith("SharedURLCache") or "ops_s" not in r:
+        return [None] * 4
+    at = impl[len("SharedURLCache"):].split("@")
+    suffix = "@" + at[1] if len(at) > 1 else ""
+
+    def ratio(other):
+        o = g.get(other)
+        return r["ops_s"] / o["ops_s"] if o and o.get("ops_s") else None
+    return [ratio("raw-limit" + suffix), ratio("raw-limit+inline" + suffix),
+            ratio("raw-limit+inline+nosync" if size == "1KiB" else "raw-limit+nosync"),
+            ratio("Foundation.URLCache@1k")]
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def main():
-    text = open(sys.argv[1], encoding="utf-8").read() if len(sys.argv) > 1 else sys.stdin.read()
-    res = parse(text)
-    groups = {}
-    for name, r in res.items():
-        op, impl, size = name.split("/")
-        groups.setdefault((op, size), {})[impl] = r
+    """One file: that run. Several files (one run each): the median of every figure across
+    runs, and the median of the ratios taken within each run."""
+    texts = [open(f, encoding="utf-8").read() for f in sys.argv[1:]] or [sys.stdin.read()]
+    runs = [parse(t) for t in texts]
+    names = []
+    for res in runs:
+        names += [n for n in res if n not in names]
+    per_run = []  # per run: {(op, size): {impl: result}}
+    for res in runs:
+        groups = {}
+        for name, r in res.items():
+            op, impl, size = name.split("/")
+            groups.setdefault((op, size), {})[impl] = r
+        per_run.append(groups)
+    keys = sorted({k for g in per_run for k in g})
     sizes = {"1KiB": 0, "16KiB": 1, "256KiB": 2}
     ops = ["lookup-hit", "lookup-miss", "store", "remove", "remove-since"]
+    print(f"medians of {len(runs)} run(s); ratios are throughput ratios taken within each run, then the median")
     print("| benchmark | p50 µs | p99 µs | ops/s (p50) | mallocs p50 | syscr/syscw | ours/raw-limit | ours/raw-limit+inline | ours/raw…+nosync | ours/Foundation |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for (op, size) in sorted(groups, key=lambda k: (ops.index(k[0]) if k[0] in ops else 9, sizes.get(k[1], 9))):
-        g = groups[(op, size)]
-        for impl in sorted(g, key=lambda i: (not i.startswith("SharedURLCache"), i)):
-            r = g[impl]
-            cols = ["", "", "", ""]
-            if impl.startswith("SharedURLCache") and "ops_s" in r:
-                at = impl[len("SharedURLCache"):].split("@")
-                suffix = "@" + at[1] if len(at) > 1 else ""
-                def ratio(other):
-                    o = g.get(other)
-                    return f"{r['ops_s'] / o['ops_s']:.2f}×" if o and o.get("ops_s") else ""
-                cols = [ratio("raw-limit" + suffix), ratio("raw-limit+inline" + suffix),
-                        ratio("raw-limit+inline+nosync" if size == "1KiB" else "raw-limit+nosync"),
-                        ratio("Foundation.URLCache@1k")]
+    for (op, size) in sorted(keys, key=lambda k: (ops.index(k[0]) if k[0] in ops else 9, sizes.get(k[1], 9))):
+        impls = sorted({i for g in per_run for i in g.get((op, size), {})},
+                       key=lambda i: (not i.startswith("SharedURLCache"), i))
+        for impl in impls:
+            present = [g[(op, size)] for g in per_run if impl in g.get((op, size), {})]
+            rs = [g[impl] for g in present]
+            cols = [median(c) for c in zip(*[ratios(g, impl, size) for g in present])]
+
             def f(key, fmt):
-                return fmt.format(r[key]) if key in r else ""
+                m = median([r.get(key) for r in rs])
+                return fmt.format(m) if m is not None else ""
+            ratio_cells = [f"{c:.2f}×" if c is not None else "" for c in cols]
             print(f"| {op}/{impl}/{size} | {f('p50_us', '{:.1f}')} | {f('p99_us', '{:.0f}')} | {f('ops_s', '{:,.0f}')} | "
-                  f"{f('mallocs', '{:.0f}')} | {f('syscr', '{:.0f}')}/{f('syscw', '{:.0f}')} | " + " | ".join(cols) + " |")
+                  f"{f('mallocs', '{:.0f}')} | {f('syscr', '{:.0f}')}/{f('syscw', '{:.0f}')} | " + " | ".join(ratio_cells) + " |")
 
 
 if __name__ == "__main__":

@@ -35,23 +35,7 @@ public final class LoopbackOrigin: Sendable {
     private let stopped = Mutex(false)
 
     public init(_ handler: @escaping @Sendable (Request, Int) -> Response) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = fd
+        (listener, port) = try LoopbackSocket.listening()
         state.withLock { $0.handler = handler }
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -148,16 +132,8 @@ public enum LoopbackClient {
     public static func send(_ request: HTTPRequest, body: Data?) throws -> (HTTPResponse, Data) {
         let authority = request.authority ?? ""
         let port = Int(authority.split(separator: ":").last ?? "80") ?? 80
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = try? LoopbackSocket.connected(to: port) else { throw ConnectionRefused() }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw ConnectionRefused() }
         var head = "\(request.method.rawValue) \(request.path ?? "/") HTTP/1.1\r\nHost: \(authority)\r\n"
         for field in request.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
         head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"

@@ -7,25 +7,6 @@ import TestProcess
 /// in flight is answered before the process exits 0.
 @Suite(.timeLimit(.minutes(10)))
 struct ProxyProcessTests {
-    /// A port that was free a moment ago (the child binds it; the test cannot learn an
-    /// ephemeral port from the child before it is listening).
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test("urlcache proxy serves from the cache and exits 0 on SIGTERM after finishing the request in flight")
     func sigtermIsGraceful() async throws {
         signal(SIGPIPE, SIG_IGN)
@@ -36,7 +17,7 @@ struct ProxyProcessTests {
         }
         defer { origin.stop() }
         let directory = TemporaryDirectory(prefix: "suc-proxy-cli")
-        let port = Self.freePort()
+        let port = LoopbackSocket.freePort()
         let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
             "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
         ])

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackOrigin
 
 /// A response as read off the wire.
 struct RawResponse: Sendable {
@@ -30,21 +31,12 @@ final class RawConnection: @unchecked Sendable {
 
     static func open(port: Int) async throws -> RawConnection {
         try await offPool {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var timeout = timeval(tv_sec: 240, tv_usec: 0) // see ProxyFixture: a loaded run can be slow
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            do {
+                // Reads wait up to 240 s (see ProxyFixture: a loaded run can be slow).
+                return RawConnection(fd: try LoopbackSocket.connected(to: port, receiveTimeoutSeconds: 240))
+            } catch {
+                throw RawConnectionError(description: "connect to \(port): \(error)")
             }
-            guard connected == 0 else {
-                Foundation.close(fd)
-                throw RawConnectionError(description: "connect to \(port): errno \(errno)")
-            }
-            return RawConnection(fd: fd)
         }
     }
 

@@ -42,6 +42,7 @@ struct rl_env {
     MDB_txn *rtxn; /* the reused read transaction (reset between uses) */
     int bodiesfd, tmpfd;
     uint32_t inline_max;
+    int durable; /* RL_DURABLE */
     z_stream inflater, deflater;
     uint8_t *buf; /* compressed bytes: read for hits, written for stores */
     size_t cap;
@@ -97,6 +98,7 @@ int rl_open(const char *dir, unsigned flags, uint32_t inline_max, uint64_t map_s
     if (!e) return -ENOMEM;
     e->bodiesfd = e->tmpfd = -1;
     e->inline_max = inline_max;
+    e->durable = (flags & RL_DURABLE) != 0;
     int rc = 0;
     char path[4096];
     if (mkdir(dir, 0770) < 0 && errno != EEXIST) { rc = -errno; goto fail; }
@@ -114,7 +116,8 @@ int rl_open(const char *dir, unsigned flags, uint32_t inline_max, uint64_t map_s
 
     if ((rc = mdb_env_create(&e->env))) goto fail;
     if ((rc = mdb_env_set_mapsize(e->env, map_size ? (size_t)map_size : (size_t)8 << 30))) goto fail;
-    unsigned mflags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NOMETASYNC | MDB_NORDAHEAD;
+    unsigned mflags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
+    if (!e->durable) mflags |= MDB_NOMETASYNC;
     if (flags & RL_NOSYNC) mflags |= MDB_NOSYNC;
     snprintf(path, sizeof path, "%s/index.lmdb", dir);
     if ((rc = mdb_env_open(e->env, path, mflags, 0660))) goto fail;
@@ -275,12 +278,27 @@ int rl_put(rl_env *e, const void *key, size_t key_len, const void *body, size_t 
         if (fd < 0) return -errno;
         ssize_t put = pwrite(fd, e->buf + REC_LEN, stored, 0);
         int saved = errno;
+        if (put == (ssize_t)stored && e->durable && fdatasync(fd) < 0) {
+            saved = errno;
+            put = -1;
+        }
         close(fd);
         body_path(r.id, final_path);
         if (put != (ssize_t)stored || renameat(e->tmpfd, tmp, e->bodiesfd, final_path) < 0) {
             saved = put == (ssize_t)stored ? errno : (put < 0 ? saved : EIO);
             unlinkat(e->tmpfd, tmp, 0);
             return -saved;
+        }
+        if (e->durable) { /* the rename itself survives power loss only once its directory is synced */
+            char sub[3] = {final_path[0], final_path[1], 0};
+            int dfd = openat(e->bodiesfd, sub, O_RDONLY | O_DIRECTORY);
+            int synced = dfd >= 0 && fsync(dfd) == 0;
+            saved = errno;
+            if (dfd >= 0) close(dfd);
+            if (!synced) {
+                unlinkat(e->bodiesfd, final_path, 0);
+                return -saved;
+            }
         }
         val.mv_size = REC_LEN;
     }

@@ -8,7 +8,9 @@ public struct BenchDriver: Sendable {
     public var directory: String
     public var implementations: [BenchImplementationKind]
     public var processCounts: [Int]
-    public var entries: Int
+    /// Entry counts to run at (each implementation and size is populated to each in turn, so
+    /// list them in increasing order); the table compares lookup rates across them.
+    public var entryCounts: [Int]
     /// Foundation's URLCache costs O(entries) per call; it runs with at most this many.
     public var foundationEntries: Int
     public var bodyBytes: [Int]
@@ -16,16 +18,25 @@ public struct BenchDriver: Sendable {
     public var lookupPercent: Int
     public var zipfExponent: Double
     public var seed: UInt64
+    /// Threads per process (our store only; see ``BenchWorkload/threads``).
+    public var threads: Int
+    /// Operations per process instead of a duration.
+    public var operations: Int?
+    public var durable: Bool
     /// How to start a worker: the executable and the arguments before the workload JSON.
     public var workerCommand: (executable: String, arguments: [String])
 
-    public init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entries: Int,
+    public init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
                 foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
-                seed: UInt64, workerCommand: (executable: String, arguments: [String])) {
+                seed: UInt64, threads: Int = 1, operations: Int? = nil, durable: Bool = false,
+                workerCommand: (executable: String, arguments: [String])) {
         self.directory = directory
         self.implementations = implementations
         self.processCounts = processCounts
-        self.entries = entries
+        self.entryCounts = entryCounts
+        self.threads = threads
+        self.operations = operations
+        self.durable = durable
         self.foundationEntries = foundationEntries
         self.bodyBytes = bodyBytes
         self.seconds = seconds
@@ -42,19 +53,28 @@ public struct BenchDriver: Sendable {
         public var size: Int
         public var n: Int
         public var procs: Int
+        /// Threads per process.
+        public var threads: Int
         public var ops_s: Double
         public var p50_us: UInt64
         public var p99_us: UInt64
         public var p999_us: UInt64
         public var hit_rate: Double?
         public var errors: Int
+        /// Peak resident memory of the largest worker process (getrusage ru_maxrss), MiB: it
+        /// includes the index pages the process mapped (shared page cache).
+        public var rss_mib: Double
+        /// Anonymous resident memory (heap, stacks; no file pages) of the largest worker at the
+        /// end of its run, MiB; 0 where /proc is absent.
+        public var anon_mib: Double
     }
 
-    func workload(_ kind: BenchImplementationKind, size: Int) -> BenchWorkload {
+    func workload(_ kind: BenchImplementationKind, size: Int, entries: Int) -> BenchWorkload {
         BenchWorkload(
             implementation: kind, directory: directory + "/" + kind.rawValue,
             entries: kind == .foundation ? min(entries, foundationEntries) : entries, bodyBytes: size,
-            seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipfExponent, seed: seed)
+            seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipfExponent, seed: seed,
+            threads: kind == .sharedURLCache ? threads : 1, operations: operations, durable: durable)
     }
 
     /// Populates, runs every combination, returns the rows (and reports progress as it goes).
@@ -63,40 +83,53 @@ public struct BenchDriver: Sendable {
         var rows: [Row] = []
         for size in bodyBytes {
             for kind in implementations {
-                let base = workload(kind, size: size)
-                let started = Date()
-                let added = try base.populate()
-                progress("\(kind.rawValue) \(size) B: \(base.entries) entries ready (\(added) added in \(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
-                for procs in processCounts {
-                    var merged = BenchWorkerResult()
-                    let workers = try (0..<procs).map { index -> (Process, Pipe) in
-                        var workload = base
-                        workload.seed = seed &+ UInt64(index) &* 0x9E37_79B9
-                        return try spawn(workload)
-                    }
-                    for (process, pipe) in workers {
-                        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                        process.waitUntilExit()
-                        guard process.terminationStatus == 0 else { throw BenchError("a \(kind.rawValue) worker exited with \(process.terminationStatus)") }
-                        merged.merge(try JSONDecoder().decode(BenchWorkerResult.self, from: data))
-                    }
-                    let name = kind.rawValue
-                    var all = merged.lookupMicros
-                    all.add(merged.storeMicros)
-                    for (op, count, histogram) in [("mix", merged.lookups + merged.stores, all),
-                                                   ("lookup", merged.lookups, merged.lookupMicros),
-                                                   ("store", merged.stores, merged.storeMicros)] where count > 0 {
-                        rows.append(Row(
-                            bench: name, op: op, size: size, n: base.entries, procs: procs,
-                            ops_s: Double(count) / max(merged.seconds, 0.001),
-                            p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
-                            p999_us: histogram.valueAtPercentile(99.9),
-                            hit_rate: op == "lookup" ? Double(merged.hits) / Double(max(merged.lookups, 1)) : nil,
-                            errors: merged.errors))
-                    }
-                    progress("\(name) \(size) B × \(procs) proc: \(merged.lookups + merged.stores) ops")
+                // Foundation is capped to fewer entries: each capped count runs once.
+                var counts: [Int] = []
+                for n in entryCounts where !counts.contains(workload(kind, size: size, entries: n).entries) {
+                    counts.append(workload(kind, size: size, entries: n).entries)
                 }
+                for n in counts { rows += try measure(workload(kind, size: size, entries: n), progress: progress) }
             }
+        }
+        return rows
+    }
+
+    /// Populates `base`'s directory, then runs it with each process count.
+    private func measure(_ base: BenchWorkload, progress: (String) -> Void) throws -> [Row] {
+        var rows: [Row] = []
+        let kind = base.implementation, size = base.bodyBytes
+        let started = Date()
+        let added = try base.populate()
+        progress("\(kind.rawValue) \(size) B: \(base.entries) entries ready (\(added) added in \(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
+        for procs in processCounts {
+            var merged = BenchWorkerResult()
+            let workers = try (0..<procs).map { index -> (Process, Pipe) in
+                var workload = base
+                workload.seed = seed &+ UInt64(index) &* 0x9E37_79B9
+                return try spawn(workload)
+            }
+            for (process, pipe) in workers {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                guard process.terminationStatus == 0 else { throw BenchError("a \(kind.rawValue) worker exited with \(process.terminationStatus)") }
+                merged.merge(try JSONDecoder().decode(BenchWorkerResult.self, from: data))
+            }
+            let name = kind.rawValue
+            var all = merged.lookupMicros
+            all.add(merged.storeMicros)
+            for (op, count, histogram) in [("mix", merged.lookups + merged.stores, all),
+                                           ("lookup", merged.lookups, merged.lookupMicros),
+                                           ("store", merged.stores, merged.storeMicros)] where count > 0 {
+                rows.append(Row(
+                    bench: name, op: op, size: size, n: base.entries, procs: procs, threads: base.threads,
+                    ops_s: Double(count) / max(merged.seconds, 0.001),
+                    p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
+                    p999_us: histogram.valueAtPercentile(99.9),
+                    hit_rate: op == "lookup" ? Double(merged.hits) / Double(max(merged.lookups, 1)) : nil,
+                    errors: merged.errors,
+                    rss_mib: Double(merged.peakResidentKiB) / 1024, anon_mib: Double(merged.anonymousResidentKiB) / 1024))
+            }
+            progress("\(name) \(size) B × \(procs) proc: \(merged.lookups + merged.stores) ops")
         }
         return rows
     }
@@ -118,27 +151,35 @@ public struct BenchDriver: Sendable {
             s.count >= n ? s : (left ? s + String(repeating: " ", count: n - s.count) : String(repeating: " ", count: n - s.count) + s)
         }
         var lines = [pad("implementation", 18, left: true) + pad("op", 7) + pad("size", 8) + pad("entries", 9) + pad("procs", 6)
-            + pad("ops/s", 11) + pad("p50 µs", 9) + pad("p99 µs", 9) + pad("p999 µs", 9) + pad("hits", 7)]
+            + pad("thr", 4) + pad("ops/s", 11) + pad("p50 µs", 9) + pad("p99 µs", 9) + pad("p999 µs", 9) + pad("hits", 7)
+            + pad("rss MiB", 9) + pad("anon MiB", 9)]
         for row in rows {
             lines.append(pad(row.bench, 18, left: true) + pad(row.op, 7) + pad("\(row.size)", 8) + pad("\(row.n)", 9)
-                + pad("\(row.procs)", 6) + pad(String(format: "%.0f", row.ops_s), 11) + pad("\(row.p50_us)", 9)
-                + pad("\(row.p99_us)", 9) + pad("\(row.p999_us)", 9)
-                + pad(row.hit_rate.map { String(format: "%.0f%%", $0 * 100) } ?? "", 7))
+                + pad("\(row.procs)", 6) + pad("\(row.threads)", 4) + pad(String(format: "%.0f", row.ops_s), 11)
+                + pad("\(row.p50_us)", 9) + pad("\(row.p99_us)", 9) + pad("\(row.p999_us)", 9)
+                + pad(row.hit_rate.map { String(format: "%.0f%%", $0 * 100) } ?? "", 7)
+                + pad(String(format: "%.1f", row.rss_mib), 9) + pad(String(format: "%.1f", row.anon_mib), 9))
         }
         lines.append("")
         lines.append("Rows: 'mix' is every operation of the run (its ops/s is the workload's throughput); 'lookup' and")
         lines.append("'store' are that operation's share of the same run (their ops/s are counts per wall second, so a")
-        lines.append("slow store also lowers the lookup row) and its own latency percentiles.")
+        lines.append("slow store also lowers the lookup row) and its own latency percentiles. 'thr' is threads per")
+        lines.append("process; 'rss MiB' the largest worker's peak resident memory (ru_maxrss, index pages it mapped")
+        lines.append("included), 'anon MiB' its anonymous memory (heap, stacks) at the end of its run.")
         lines.append("ratios, shared-url-cache ÷ the other, same size and processes, this run (higher is better for ours):")
         for ours in rows where ours.bench == BenchImplementationKind.sharedURLCache.rawValue && ours.op == "mix" {
             var parts: [String] = []
             for other in [BenchImplementationKind.rawLimit, .foundation] {
-                guard let mix = rows.first(where: { $0.bench == other.rawValue && $0.op == "mix" && $0.size == ours.size && $0.procs == ours.procs })
+                // The same entry count, except for Foundation (capped: its largest count).
+                guard let mix = rows.last(where: {
+                    $0.bench == other.rawValue && $0.op == "mix" && $0.size == ours.size && $0.procs == ours.procs
+                        && (other == .foundation || $0.n == ours.n)
+                })
                 else { continue }
                 var part = "\(other.rawValue): throughput \(String(format: "%.2f", ours.ops_s / max(mix.ops_s, 0.001)))×"
                 for op in ["lookup", "store"] {
-                    if let mine = rows.first(where: { $0.bench == ours.bench && $0.op == op && $0.size == ours.size && $0.procs == ours.procs }),
-                        let theirs = rows.first(where: { $0.bench == other.rawValue && $0.op == op && $0.size == ours.size && $0.procs == ours.procs })
+                    if let mine = rows.first(where: { $0.bench == ours.bench && $0.op == op && $0.size == ours.size && $0.procs == ours.procs && $0.n == ours.n }),
+                        let theirs = rows.first(where: { $0.bench == other.rawValue && $0.op == op && $0.size == ours.size && $0.procs == ours.procs && $0.n == mix.n })
                     {
                         part += ", \(op) p50 \(String(format: "%.2f", Double(theirs.p50_us) / Double(max(mine.p50_us, 1))))×"
                     }
@@ -146,9 +187,35 @@ public struct BenchDriver: Sendable {
                 if mix.n != ours.n { part += " (it holds \(mix.n) entries)" }
                 parts.append(part)
             }
-            if !parts.isEmpty { lines.append("  \(ours.size) B × \(ours.procs) proc — " + parts.joined(separator: "; ")) }
+            if !parts.isEmpty {
+                lines.append("  \(ours.size) B × \(ours.procs) proc × \(ours.threads) thr, \(ours.n) entries — " + parts.joined(separator: "; "))
+            }
         }
+        lines += scaling(rows)
         return lines.joined(separator: "\n")
+    }
+
+    /// Ratios within each implementation: aggregate lookup throughput of P processes ÷ one
+    /// process (the issue's target: 2 processes ≥ 1.8×), and lookup throughput at each entry
+    /// count ÷ the smallest (target: 1M entries ≥ 0.7× 10k).
+    static func scaling(_ rows: [Row]) -> [String] {
+        var lines: [String] = []
+        let lookups = rows.filter { $0.op == "lookup" }
+        for row in lookups where row.procs > 1 {
+            guard let one = lookups.first(where: { $0.bench == row.bench && $0.size == row.size && $0.n == row.n && $0.procs == 1 })
+            else { continue }
+            lines.append("  \(row.bench) \(row.size) B, \(row.n) entries: \(row.procs) procs ÷ 1 proc, lookup ops/s "
+                + String(format: "%.2f×", row.ops_s / max(one.ops_s, 0.001)))
+        }
+        for row in lookups {
+            guard let small = lookups.filter({ $0.bench == row.bench && $0.size == row.size && $0.procs == row.procs }).min(by: { $0.n < $1.n }),
+                small.n < row.n
+            else { continue }
+            lines.append("  \(row.bench) \(row.size) B × \(row.procs) proc: \(row.n) entries ÷ \(small.n), lookup ops/s "
+                + String(format: "%.2f×", row.ops_s / max(small.ops_s, 0.001)))
+        }
+        if !lines.isEmpty { lines.insert("scaling, same implementation and size, this run:", at: 0) }
+        return lines
     }
 }
 

@@ -7,6 +7,8 @@ import SharedURLCacheStore
 
 /// One implementation under test: the same three operations for each.
 protocol BenchImplementation {
+    /// Whether one instance may be used by several threads of a worker at once.
+    var isThreadSafe: Bool { get }
     /// A hit returns the body length; a miss nil.
     func lookup(_ key: String) throws -> Int?
     func store(_ key: String, body: [UInt8]) throws
@@ -22,10 +24,16 @@ public enum BenchImplementationKind: String, CaseIterable, Sendable, Codable {
     /// Foundation's URLCache on Linux (memoryCapacity 0, a disk path); O(entries) per call.
     case foundation = "foundation"
 
-    func open(directory: String) throws -> any BenchImplementation {
+    /// Opens the implementation on `directory`. `durable`: the durable mode (ours: every store
+    /// synced, body and directory included; raw limit: the same done minimally; Foundation has
+    /// no such mode and ignores it). `populating`: the raw limit skips fsync while it fills its
+    /// directory (the data reaches the page cache either way).
+    func open(directory: String, durable: Bool, populating: Bool = false) throws -> any BenchImplementation {
         switch self {
-        case .sharedURLCache: return try OursImplementation(directory: directory)
-        case .rawLimit: return try RawLimitImplementation(directory: directory)
+        case .sharedURLCache: return try OursImplementation(directory: directory, durable: durable)
+        case .rawLimit:
+            return try RawLimitImplementation(
+                directory: directory, flags: populating ? UInt32(RL_NOSYNC) : durable ? UInt32(RL_DURABLE) : 0)
         case .foundation: return FoundationImplementation(directory: directory)
         }
     }
@@ -33,7 +41,13 @@ public enum BenchImplementationKind: String, CaseIterable, Sendable, Codable {
 
 struct OursImplementation: BenchImplementation {
     let store: CacheStore
-    init(directory: String) throws { store = try CacheStore(directory: directory) }
+    /// Concurrent stores from several threads share one commit (group commit).
+    var isThreadSafe: Bool { true }
+    init(directory: String, durable: Bool) throws {
+        var configuration = CacheStoreConfiguration()
+        configuration.durability = durable ? .durable : .standard
+        store = try CacheStore(directory: directory, configuration: configuration)
+    }
     func lookup(_ key: String) throws -> Int? {
         // Counted in the directory's shared counters, as SharedCache does on every lookup.
         let size = try store.record(for: Array(key.utf8))?.bodySize
@@ -49,11 +63,14 @@ struct OursImplementation: BenchImplementation {
 final class RawLimitImplementation: BenchImplementation {
     private let env: OpaquePointer
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    /// One `rl_env` per thread, and LMDB allows one environment per file per process.
+    var isThreadSafe: Bool { false }
 
-    init(directory: String) throws {
+    init(directory: String, flags: UInt32) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var env: OpaquePointer?
-        let rc = rl_open(directory, 0, RL_INLINE_DEFAULT, 1 << 32, 1, &env)
+        // The map is fixed in the raw limit (no growth): room for a million entries and more.
+        let rc = rl_open(directory, flags, RL_INLINE_DEFAULT, 1 << 34, 1, &env)
         guard rc == 0, let env else { throw CacheError(.io, "rl_open failed: \(rc)") }
         self.env = env
     }
@@ -89,6 +106,7 @@ final class RawLimitImplementation: BenchImplementation {
 struct FoundationImplementation: BenchImplementation {
     let cache: URLCache
     let directory: String
+    var isThreadSafe: Bool { false }
     init(directory: String) {
         self.directory = directory
         cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, diskPath: directory)

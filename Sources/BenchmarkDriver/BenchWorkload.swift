@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import Synchronization
 
 /// What one worker process does: a mix of lookups and stores over Zipf-distributed keys.
 public struct BenchWorkload: Sendable, Codable {
@@ -11,9 +12,17 @@ public struct BenchWorkload: Sendable, Codable {
     public var lookupPercent: Int
     public var zipfExponent: Double
     public var seed: UInt64
+    /// Threads in the process, sharing one open cache (only implementations that allow it;
+    /// the others run one). Concurrent stores share commits: this is how group commit shows.
+    public var threads: Int
+    /// Stop after this many operations (over all threads) instead of after `seconds`.
+    public var operations: Int?
+    /// Durable mode (see ``BenchImplementationKind/open(directory:durable:populating:)``).
+    public var durable: Bool
 
     public init(implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
-                seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64) {
+                seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64,
+                threads: Int = 1, operations: Int? = nil, durable: Bool = false) {
         self.implementation = implementation
         self.directory = directory
         self.entries = entries
@@ -22,6 +31,9 @@ public struct BenchWorkload: Sendable, Codable {
         self.lookupPercent = lookupPercent
         self.zipfExponent = zipfExponent
         self.seed = seed
+        self.threads = threads
+        self.operations = operations
+        self.durable = durable
     }
 
     static func key(_ n: Int, size: Int) -> String { "https://api.example.com/items/\(n)?v=1&size=\(size)" }
@@ -46,6 +58,12 @@ public struct BenchWorkerResult: Codable, Sendable {
     public var stores = 0
     public var errors = 0
     public var seconds = 0.0
+    /// Peak resident set of the worker process (getrusage ru_maxrss), KiB. It includes the
+    /// pages of the index map the process touched (shared page cache, reclaimable).
+    public var peakResidentKiB = 0
+    /// Anonymous resident memory (the process's own heap and stacks, no file pages) at the end
+    /// of the run, KiB; Linux only (/proc/self/status RssAnon), else 0.
+    public var anonymousResidentKiB = 0
     public var lookupMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
     public var storeMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
 
@@ -57,6 +75,8 @@ public struct BenchWorkerResult: Codable, Sendable {
         stores += other.stores
         errors += other.errors
         seconds = max(seconds, other.seconds)
+        peakResidentKiB = max(peakResidentKiB, other.peakResidentKiB)
+        anonymousResidentKiB = max(anonymousResidentKiB, other.anonymousResidentKiB)
         lookupMicros.add(other.lookupMicros)
         storeMicros.add(other.storeMicros)
     }
@@ -73,7 +93,9 @@ struct ZipfKeys {
             sum += 1 / pow(Double(rank), exponent)
             table.append(sum)
         }
-        cumulative = table.map { $0 / sum }
+        // In place: a second table would double the worker's peak memory at a million keys.
+        for i in table.indices { table[i] /= sum }
+        cumulative = table
     }
     func next(_ u: Double) -> Int {
         var low = 0, high = cumulative.count - 1
@@ -99,17 +121,54 @@ struct BenchRandom {
 }
 
 extension BenchWorkload {
-    /// Runs in a worker process: the measured loop.
+    /// Runs in a worker process: the measured loop, on `threads` threads sharing one open cache.
     public func run() throws -> BenchWorkerResult {
-        let implementation = try self.implementation.open(directory: directory)
+        let implementation = try self.implementation.open(directory: directory, durable: durable)
         let keys = ZipfKeys(count: entries, exponent: zipfExponent)
+        let body = Self.body(size: bodyBytes, variant: seed)
+        let threads = implementation.isThreadSafe ? max(threads, 1) : 1
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        var result = BenchWorkerResult()
+        if threads == 1 {
+            result = loop(implementation, keys: keys, body: body, seed: seed, quota: operations, until: deadline)
+        } else {
+            // Plain threads, not concurrentPerform: that runs at most one iteration per core at
+            // once, and these loops must all run for the whole time.
+            final class Shared: Sendable {
+                let results = Mutex<[BenchWorkerResult]>([])
+            }
+            let shared = Shared()
+            let group = DispatchGroup()
+            nonisolated(unsafe) let implementation = implementation  // thread-safe: isThreadSafe
+            for index in 0..<threads {
+                let quota = operations.map { $0 / threads + (index < $0 % threads ? 1 : 0) }
+                let seed = self.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D
+                group.enter()
+                Thread {
+                    let mine = self.loop(implementation, keys: keys, body: body, seed: seed, quota: quota, until: deadline)
+                    shared.results.withLock { $0.append(mine) }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            for mine in shared.results.withLock({ $0 }) { result.merge(mine) }
+        }
+        result.seconds = (clock.now - start).seconds
+        result.peakResidentKiB = Self.peakResidentKiB()
+        result.anonymousResidentKiB = Self.anonymousResidentKiB()
+        return result
+    }
+
+    /// One thread's loop: until `quota` operations are done, or else until `deadline`.
+    private func loop(_ implementation: any BenchImplementation, keys: ZipfKeys, body: [UInt8], seed: UInt64,
+                      quota: Int?, until deadline: ContinuousClock.Instant) -> BenchWorkerResult {
         var random = BenchRandom(state: seed)
         var result = BenchWorkerResult()
-        let body = Self.body(size: bodyBytes, variant: seed)
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
-        let start = clock.now
-        while clock.now < deadline {
+        var done = 0
+        while quota.map({ done < $0 }) ?? (clock.now < deadline) {
             let key = Self.key(keys.next(random.unit()), size: bodyBytes)
             let isLookup = Int(random.next() % 100) < lookupPercent
             let t0 = clock.now
@@ -126,20 +185,69 @@ extension BenchWorkload {
             }
             let micros = UInt64(max(1, (clock.now - t0).microseconds))
             if isLookup { _ = result.lookupMicros.record(micros) } else { _ = result.storeMicros.record(micros) }
+            done += 1
         }
-        result.seconds = (clock.now - start).seconds
         return result
     }
 
-    /// Fills the implementation's directory up to `entries` (missing keys only).
+    static func peakResidentKiB() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
+        return Int(usage.ru_maxrss)  // KiB on Linux (man 2 getrusage)
+        #else
+        guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
+        return Int(usage.ru_maxrss) / 1024  // bytes on Darwin
+        #endif
+    }
+
+    static func anonymousResidentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") })
+        else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+
+    /// Fills the implementation's directory up to `entries` (missing keys only). Our store is
+    /// filled from several threads so stores share commits (a million entries one fsync at a
+    /// time would take many minutes); the raw limit fills without fsync.
     public func populate() throws -> Int {
-        let implementation = try self.implementation.open(directory: directory)
-        var added = 0
-        for n in 0..<entries where try implementation.lookup(Self.key(n, size: bodyBytes)) == nil {
-            try implementation.store(Self.key(n, size: bodyBytes), body: Self.body(size: bodyBytes, variant: UInt64(n)))
-            added += 1
+        let implementation = try self.implementation.open(directory: directory, durable: false, populating: true)
+        let threads = implementation.isThreadSafe ? 8 : 1
+        final class Counts: Sendable {
+            let added = Atomic<Int>(0)
+            let failure = Mutex<(any Error)?>(nil)
         }
-        return added
+        let counts = Counts()
+        nonisolated(unsafe) let shared = implementation  // thread-safe when threads > 1
+        let fill: @Sendable (Int) -> Void = { index in
+            for n in stride(from: index, to: entries, by: threads) {
+                do {
+                    if try shared.lookup(Self.key(n, size: bodyBytes)) == nil {
+                        try shared.store(Self.key(n, size: bodyBytes), body: Self.body(size: bodyBytes, variant: UInt64(n)))
+                        counts.added.add(1, ordering: .relaxed)
+                    }
+                } catch {
+                    counts.failure.withLock { $0 = $0 ?? error }
+                    return
+                }
+            }
+        }
+        if threads == 1 {
+            fill(0)
+        } else {
+            let group = DispatchGroup()
+            for index in 0..<threads {
+                group.enter()
+                Thread {
+                    fill(index)
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+        }
+        if let error = counts.failure.withLock({ $0 }) { throw error }
+        return counts.added.load(ordering: .relaxed)
     }
 }
 

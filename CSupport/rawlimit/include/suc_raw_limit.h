@@ -27,7 +27,8 @@
  *
  * Environment: MDB_NOSUBDIR | MDB_NOTLS | MDB_NOMETASYNC (one fdatasync per commit, like the
  * cache's default durability), or with RL_NOSYNC also MDB_NOSYNC (no fsync at all: the
- * "without fsync" limit). Body files are never fsynced (like the cache's default mode).
+ * "without fsync" limit). Body files are never fsynced (like the cache's default mode), except
+ * with RL_DURABLE (the durable mode's limit: full commits, body and directory synced).
  *
  * Not thread-safe: one rl_env per thread. Every function returns 0 on success, RL_NOTFOUND for
  * an absent key, or a negative errno / positive LMDB or zlib code on failure.
@@ -49,6 +50,9 @@ typedef struct rl_env rl_env;
 
 /* rl_open flags */
 #define RL_NOSYNC 0x1u /* MDB_NOSYNC: commits do not fsync */
+/* The cache's durable mode, done minimally: every commit fully synced (no MDB_NOMETASYNC),
+ * a file body fdatasync'ed before its rename and its bodies/xx/ directory fsync'ed after. */
+#define RL_DURABLE 0x2u
 
 /* Bodies whose compressed size is at most this live in the LMDB value (the cache's default
  * inline limit); 0 puts every body in a file. */
@@ -57,7 +61,7 @@ typedef struct rl_env rl_env;
 /*
  * Opens (creating when missing) a raw-limit store at `dir`: dir/index.lmdb, dir/tmp/ and the
  * 256 fan-out directories dir/bodies/00..ff/.
- *   flags          RL_NOSYNC or 0.
+ *   flags          RL_NOSYNC, RL_DURABLE or 0.
  *   inline_max     compressed bodies up to this many bytes are stored in the LMDB value.
  *   map_size       LMDB map size in bytes (fixed; 0 means 8 GiB).
  *   level          zlib level for stores (1 = the cache's default).

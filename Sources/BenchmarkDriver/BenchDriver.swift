@@ -61,18 +61,22 @@ public struct BenchDriver: Sendable {
         public var p999_us: UInt64
         public var hit_rate: Double?
         public var errors: Int
-        /// Peak resident memory of the largest worker process (getrusage ru_maxrss), MiB: it
-        /// includes the index pages the process mapped (shared page cache).
+        /// Peak resident memory of the largest worker process (VmHWM on Linux, ru_maxrss
+        /// elsewhere), MiB: it includes the index pages the process mapped (shared page cache).
         public var rss_mib: Double
-        /// Anonymous resident memory (heap, stacks; no file pages) of the largest worker at the
-        /// end of its run, MiB; 0 where /proc is absent.
+        /// Largest anonymous resident memory (heap, stacks; no file pages) of a worker during its
+        /// run (sampled), MiB; 0 where /proc is absent.
         public var anon_mib: Double
     }
 
+    /// Each implementation and entry count has a directory of its own (DIR/<implementation>-<entries>,
+    /// a normal cache directory for ours): 10k keys looked up in a directory that also holds a
+    /// million would not measure a 10k-entry cache.
     func workload(_ kind: BenchImplementationKind, size: Int, entries: Int) -> BenchWorkload {
-        BenchWorkload(
-            implementation: kind, directory: directory + "/" + kind.rawValue,
-            entries: kind == .foundation ? min(entries, foundationEntries) : entries, bodyBytes: size,
+        let entries = kind == .foundation ? min(entries, foundationEntries) : entries
+        return BenchWorkload(
+            implementation: kind, directory: directory + "/" + kind.rawValue + "-\(entries)",
+            entries: entries, bodyBytes: size,
             seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipfExponent, seed: seed,
             threads: kind == .sharedURLCache ? threads : 1, operations: operations, durable: durable)
     }
@@ -164,8 +168,8 @@ public struct BenchDriver: Sendable {
         lines.append("Rows: 'mix' is every operation of the run (its ops/s is the workload's throughput); 'lookup' and")
         lines.append("'store' are that operation's share of the same run (their ops/s are counts per wall second, so a")
         lines.append("slow store also lowers the lookup row) and its own latency percentiles. 'thr' is threads per")
-        lines.append("process; 'rss MiB' the largest worker's peak resident memory (ru_maxrss, index pages it mapped")
-        lines.append("included), 'anon MiB' its anonymous memory (heap, stacks) at the end of its run.")
+        lines.append("process; 'rss MiB' the largest worker's peak resident memory (VmHWM, index pages it mapped")
+        lines.append("included: shared page cache), 'anon MiB' its largest anonymous memory (heap, stacks), sampled.")
         lines.append("ratios, shared-url-cache ÷ the other, same size and processes, this run (higher is better for ours):")
         for ours in rows where ours.bench == BenchImplementationKind.sharedURLCache.rawValue && ours.op == "mix" {
             var parts: [String] = []

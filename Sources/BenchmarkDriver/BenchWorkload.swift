@@ -58,11 +58,12 @@ public struct BenchWorkerResult: Codable, Sendable {
     public var stores = 0
     public var errors = 0
     public var seconds = 0.0
-    /// Peak resident set of the worker process (getrusage ru_maxrss), KiB. It includes the
-    /// pages of the index map the process touched (shared page cache, reclaimable).
+    /// Peak resident set of the worker process (Linux: VmHWM, see ``BenchWorkload/peakResidentKiB()``),
+    /// KiB. It includes the pages of the index map the process touched (shared page cache).
     public var peakResidentKiB = 0
-    /// Anonymous resident memory (the process's own heap and stacks, no file pages) at the end
-    /// of the run, KiB; Linux only (/proc/self/status RssAnon), else 0.
+    /// Largest anonymous resident memory (the process's own heap and stacks, no file pages) seen
+    /// during the run, KiB: sampled every 65,536 operations of a thread and at the end; Linux
+    /// only (/proc/self/status RssAnon), else 0.
     public var anonymousResidentKiB = 0
     public var lookupMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
     public var storeMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
@@ -157,7 +158,7 @@ extension BenchWorkload {
         }
         result.seconds = (clock.now - start).seconds
         result.peakResidentKiB = Self.peakResidentKiB()
-        result.anonymousResidentKiB = Self.anonymousResidentKiB()
+        result.anonymousResidentKiB = max(result.anonymousResidentKiB, Self.anonymousResidentKiB())
         return result
     }
 
@@ -186,24 +187,32 @@ extension BenchWorkload {
             let micros = UInt64(max(1, (clock.now - t0).microseconds))
             if isLookup { _ = result.lookupMicros.record(micros) } else { _ = result.storeMicros.record(micros) }
             done += 1
+            if done & 0xFFFF == 0 { result.anonymousResidentKiB = max(result.anonymousResidentKiB, Self.anonymousResidentKiB()) }
         }
         return result
     }
 
+    /// Peak resident set of this process, KiB. On Linux from /proc/self/status `VmHWM`, not
+    /// getrusage: a process started with posix_spawn (as Foundation's Process does) runs in
+    /// its parent's address space until exec, and exec folds the parent's peak into the child's
+    /// `ru_maxrss` (seen here: every worker reported the parent's 800 MiB after it populated a
+    /// million entries). `VmHWM` belongs to the process's own address space.
     static func peakResidentKiB() -> Int {
-        var usage = rusage()
         #if os(Linux)
-        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
-        return Int(usage.ru_maxrss)  // KiB on Linux (man 2 getrusage)
+        return statusKiB("VmHWM:")
         #else
+        var usage = rusage()
         guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
         return Int(usage.ru_maxrss) / 1024  // bytes on Darwin
         #endif
     }
 
-    static func anonymousResidentKiB() -> Int {
+    static func anonymousResidentKiB() -> Int { statusKiB("RssAnon:") }
+
+    /// A "Name:   123 kB" line of /proc/self/status, or 0 where there is none.
+    static func statusKiB(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) })
         else { return 0 }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }

@@ -37,8 +37,14 @@ let hotEntries = 256
 /// set is for the deterministic metrics (mallocs, syscalls) and the thresholds.
 let timeOnly = ProcessInfo.processInfo.environment["SUC_BENCH_TIME_ONLY"] == "1"
 
+/// SUC_BENCH_SECONDS=N runs every benchmark for N seconds with no iteration cap (for profiling
+/// one benchmark under perf; the default is a few seconds or a fixed count, whichever is first).
+let profileSeconds = ProcessInfo.processInfo.environment["SUC_BENCH_SECONDS"].flatMap { Int($0) }
+
 func configuration(iterations: Int = 20_000, seconds: Int = 2) -> Benchmark.Configuration {
-    .init(
+    let iterations = profileSeconds == nil ? iterations : 100_000_000
+    let seconds = profileSeconds ?? seconds
+    return .init(
         metrics: timeOnly ? [.throughput, .wallClock] : [.throughput, .wallClock, .mallocCountTotal, .readSyscalls, .writeSyscalls],
         timeUnits: .nanoseconds,
         warmupIterations: 20,

@@ -9,8 +9,8 @@ struct Bench: ParsableCommand {
             For each implementation, body size and process count, the processes run a mix of lookups \
             and stores over Zipf-distributed keys (URLs like https://api.example.com/items/<n>?v=1) for \
             --seconds. Foundation's URLCache costs O(entries) per call, so it holds at most \
-            --foundation-entries. Ratios are taken within the run. Each implementation keeps its own \
-            subdirectory of DIR (DIR/shared-url-cache is a normal cache directory).
+            --foundation-entries. Ratios are taken within the run. Each implementation and entry count keeps \
+            its own subdirectory of DIR (DIR/shared-url-cache-<entries> is a normal cache directory).
 
             Targets it can show (each ratio within one run): --entries 10000,1000000 \
             --lookup-percent 100 (lookup rate at 1M entries ÷ 10k); --procs 1,2 (aggregate of 2 \

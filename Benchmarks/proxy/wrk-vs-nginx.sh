@@ -6,6 +6,7 @@
 #   Benchmarks/proxy/wrk-vs-nginx.sh            # 10 s per run, 2 threads, 32 connections
 #   DURATION=30s THREADS=4 CONNECTIONS=128 Benchmarks/proxy/wrk-vs-nginx.sh
 #   SCRATCH=.build-proxy Benchmarks/proxy/wrk-vs-nginx.sh   # another build folder
+#   PERF_OUT=/tmp/proxy.perf Benchmarks/proxy/wrk-vs-nginx.sh  # also `perf record -g` the proxy during its 1 KiB run
 #
 # Alike means: both on loopback, both with as many workers / event loop threads as cores, access
 # logs off in both, keep-alive without a request limit in both, responses stored with
@@ -126,7 +127,13 @@ echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, cached responses, $CORES cores,
 printf '%-9s %-22s %12s %10s %10s\n' "response" "server" "requests/s" "p50" "p99"
 for path in 1k 16k; do
     read -r n_rps n_p50 n_p99 < <(run_wrk "$NGINX_PORT" "$path")
+    perf_pid=""
+    if [ -n "${PERF_OUT:-}" ] && [ "$path" = 1k ]; then
+        perf record -q -F 999 -g -p "$PROXY_PID" -o "$PERF_OUT" -- sleep "${DURATION%s}" 2>/dev/null &
+        perf_pid=$!
+    fi
     read -r o_rps o_p50 o_p99 < <(run_wrk "$OURS_PORT" "$path")
+    [ -n "$perf_pid" ] && wait "$perf_pid"
     size=$([ "$path" = 1k ] && echo "1 KiB" || echo "16 KiB")
     printf '%-9s %-22s %12s %10s %10s\n' "$size" "nginx proxy_cache" "$n_rps" "$n_p50" "$n_p99"
     printf '%-9s %-22s %12s %10s %10s\n' "$size" "urlcache proxy" "$o_rps" "$o_p50" "$o_p99"

@@ -211,6 +211,10 @@ public struct StoreSettlement: Sendable {
     public func wait() async {
         await completion?.wait()
     }
+
+    /// Whether the store is settled already (always, for a body that stores nothing: a hit), so
+    /// a caller need not wait.
+    public var isSettled: Bool { completion?.isDone ?? true }
 }
 
 /// A one-shot signal with any number of waiters.
@@ -226,6 +230,8 @@ final class StoreCompletion: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    var isDone: Bool { state.withLock { $0.done } }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

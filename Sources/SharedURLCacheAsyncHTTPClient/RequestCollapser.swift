@@ -82,6 +82,10 @@ final class RequestCollapser: Sendable {
                 remember(url: url, learn(answer))
                 let settlement = settled(answer) // only the signal: holding the body would keep it from being dropped
                 let flight = key
+                if settlement.isSettled { // a hit, or nothing to store: no task to wait for it
+                    finish(flight)
+                    return answer
+                }
                 Task { [self] in
                     await settlement.wait()
                     finish(flight)

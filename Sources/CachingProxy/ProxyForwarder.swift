@@ -69,6 +69,20 @@ struct ProxyForwarder: Sendable {
         }
     }
 
+    /// The answer to a GET or HEAD without a body when the cache gives it at once (a fresh hit
+    /// with its body in memory), with that body; nil otherwise (then ``answer(_:body:)``).
+    /// Synchronous: see ``CachingHTTPClient/storedResponse(for:)``.
+    func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
+        guard head.method == .GET || head.method == .HEAD, let url = upstreamURL(target: head.uri) else { return nil }
+        var request = HTTPClientRequest(url: url)
+        request.method = head.method
+        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        guard let stored = client.storedResponse(for: request) else { return nil }
+        let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
+                                 cacheStatus: stored.cacheStatus)
+        return (answer, stored.body)
+    }
+
     /// The absolute URL a target goes to, or nil when it cannot be proxied.
     ///
     /// Reverse mode: an origin-form target (`/path?query`) is appended to the upstream URL as is;

@@ -86,6 +86,12 @@ public struct CachedBody: AsyncSequence, Sendable {
     /// No body.
     public static var empty: CachedBody { CachedBody(Data()) }
 
+    /// The bytes, when the whole body is in memory already.
+    var inMemory: Data? {
+        if case .data(let data) = source { return data }
+        return nil
+    }
+
     /// The length when it is known before reading (bodies in memory and in the store).
     public var knownLength: Int? {
         switch source {

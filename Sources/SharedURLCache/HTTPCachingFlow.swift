@@ -271,7 +271,7 @@ public final class HTTPCachingFlow: Sendable {
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
     /// a HEAD request).
-    private func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
+    func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
                        status: CacheStatus) -> CachedHTTPStreamingResponse {
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))

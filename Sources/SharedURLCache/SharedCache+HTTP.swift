@@ -11,6 +11,8 @@ struct HTTPCacheHit: Sendable {
     /// In memory (memory tier, small bodies), or a reader of the stored body (large ones).
     var body: HitBody
     var userInfo: [UInt8]
+    /// Served by the memory tier (for the counters of a lookup whose counting was deferred).
+    var fromMemory = false
 }
 
 /// The HTTP caching flow's access to the cache: entries keyed by the GET request of a URL

@@ -52,9 +52,9 @@ extension SharedCache {
         return entry
     }
 
-    /// The memory tier's item for `lookup` if it may still be served (counted as a hit), else
-    /// `nil` (not counted: the store is asked next).
-    func memoryEntry(for lookup: LookupKey) -> CacheEntry? {
+    /// The memory tier's item for `lookup` if it may still be served (counted as a hit unless
+    /// `counting` is `.deferred`), else `nil` (not counted: the store is asked next).
+    func memoryEntry(for lookup: LookupKey, counting: LookupCounting = .now) -> CacheEntry? {
         let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
             guard tier.count > 0 else { return nil }
             let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
@@ -62,8 +62,7 @@ extension SharedCache {
         }
         guard let (memoryKey, item) = found else { return nil }
         if isCurrent(item, at: memoryKey) {
-            countHit()
-            counters.memoryHits.add(1, ordering: .relaxed)
+            if counting == .now { countHit(fromMemory: true) }
             return item.entry
         }
         memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
@@ -79,8 +78,9 @@ extension SharedCache {
     }
 
     /// Counts in this process and in the directory's shared counters (every process's view).
-    func countHit() {
+    func countHit(fromMemory: Bool = false) {
         counters.hits.add(1, ordering: .relaxed)
+        if fromMemory { counters.memoryHits.add(1, ordering: .relaxed) }
         store?.countUsage(hits: 1)
     }
 

@@ -6,6 +6,12 @@ import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
 
+/// Whether a lookup counts its hit or miss at once, or leaves it to its caller.
+enum LookupCounting {
+    case now
+    case deferred
+}
+
 /// The body of a stored exchange as the flow holds it.
 enum HitBody: Sendable {
     /// In memory: from the memory tier, or a small body read whole.
@@ -30,12 +36,16 @@ extension SharedCache {
 
     /// Like ``httpLookup(url:requestFields:)``, but a large stored body comes back as a reader
     /// (opened now, so the decision and the bytes are of one version).
-    func httpStreamingLookup(url: String, requestFields: HTTPFields) -> HTTPCacheHit? {
+    /// - Parameter counting: `.deferred` counts nothing: for a caller that may decline what it
+    ///   finds and look up again (it counts a hit it serves with ``countHit(fromMemory:)``).
+    func httpStreamingLookup(url: String, requestFields: HTTPFields, counting: LookupCounting = .now) -> HTTPCacheHit? {
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return nil }
         let lookup = LookupKey(key: key, requestFields: requestFields)
-        if let entry = memoryEntry(for: lookup) {
+        func countMiss() { if counting == .now { self.countMiss() } }
+        func countHit() { if counting == .now { self.countHit() } }
+        if let entry = memoryEntry(for: lookup, counting: counting) {
             guard let stored = Self.storedResponse(head: entry.head, storedAt: entry.storedAt) else { return nil }
-            return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo)
+            return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo, fromMemory: true)
         }
         guard let store, diskCapacity > 0 else {
             countMiss()

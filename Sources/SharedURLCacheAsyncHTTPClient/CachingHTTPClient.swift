@@ -143,13 +143,18 @@ public final class CachingHTTPClient: Sendable {
 
     /// The flow's answer as AsyncHTTPClient's types; the body streams through.
     static func response(from answer: CachedHTTPStreamingResponse) -> CachingHTTPClientResponse {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(answer.response.headerFields.count)
-        for field in answer.response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-        let status = HTTPResponseStatus(statusCode: answer.response.status.code, reasonPhrase: answer.response.status.reasonPhrase)
+        let (status, headers) = head(of: answer.response)
         let body: HTTPClientResponse.Body =
             answer.body.knownLength == 0 ? HTTPClientResponse.Body() : .stream(ByteBufferChunks(body: answer.body))
         return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus)
+    }
+
+    /// A response head in NIO's types (header names as stored: as the origin spelled them).
+    static func head(of response: HTTPResponse) -> (HTTPResponseStatus, HTTPHeaders) {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headerFields.count)
+        for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        return (HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase), headers)
     }
 }
 

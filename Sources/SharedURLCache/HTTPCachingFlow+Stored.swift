@@ -1,0 +1,33 @@
+import Foundation
+import HTTPCacheSemantics
+import HTTPTypes
+
+extension HTTPCachingFlow {
+    /// The answer the cache alone gives `request` right now: a fresh stored response (or one the
+    /// request accepts stale, `max-stale`), whose body is in memory (the memory tier, or a stored
+    /// body of at most 256 KiB), under the protocol cache policy — with `Age`, and as a 304 when
+    /// the client's own validators match (RFC 9111 §4.3.2). `nil` when anything else would
+    /// happen (a miss, a revalidation, stale-while-revalidate, a large body): then call
+    /// ``streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)``, which looks up again
+    /// and does the rest. Nothing is counted for a `nil`, so that second lookup counts once.
+    ///
+    /// Synchronous and never waits on the origin: one index read and at most one small body read
+    /// on the calling thread. For callers on an event loop (the proxy), whose hits then skip a
+    /// hop to the cooperative pool and back.
+    public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
+        guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
+            let hit = cache.httpStreamingLookup(url: url, requestFields: request.headerFields, counting: .deferred),
+            case .data = hit.body
+        else { return nil }
+        let age: Int
+        let status: CacheStatus
+        switch ReuseDecision.decide(request: request, stored: hit.stored, now: configuration.now(), configuration: configuration.policy) {
+        case .fresh(let ageSeconds): (age, status) = (ageSeconds, .hit)
+        case .staleAllowed(let ageSeconds, _): (age, status) = (ageSeconds, .stale)
+        default: return nil
+        }
+        cache.countHit(fromMemory: hit.fromMemory)
+        let answer = serve(hit, for: request, age: age, status: status)
+        return CachedHTTPResponse(response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status)
+    }
+}

@@ -1,0 +1,35 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import SharedURLCache
+
+extension CachingHTTPClient {
+    /// A response the cache gives at once, its body in memory.
+    public struct StoredResponse: Sendable {
+        public var status: HTTPResponseStatus
+        /// The stored header fields with `Age` (RFC 9111 §5.1).
+        public var headers: HTTPHeaders
+        /// The whole body (empty for HEAD and for a 304).
+        public var body: ByteBuffer
+        /// HIT, or STALE for a response the request accepted stale (`max-stale`).
+        public var cacheStatus: CacheStatus
+    }
+
+    /// The answer to `request` when the cache alone gives it now — a fresh stored response (or
+    /// one the request accepts stale) with a body of at most 256 KiB or in the memory tier — else
+    /// `nil`; then call ``execute(_:deadline:policy:)``, which looks up again and does the rest
+    /// (a `nil` counts nothing, so that lookup counts once).
+    ///
+    /// It never waits and never reaches the origin: one index read and at most one small body
+    /// read on the calling thread. A caller on an event loop (the proxy) answers its hits without
+    /// a hop to the cooperative pool and back. Only GET and HEAD without a body, under the
+    /// protocol cache policy.
+    public func storedResponse(for request: HTTPClientRequest) -> StoredResponse? {
+        guard request.body == nil, request.method == .GET || request.method == .HEAD,
+            let head = try? Self.httpRequest(from: request),
+            let answer = flow.storedResponse(for: head)
+        else { return nil }
+        let (status, headers) = Self.head(of: answer.response)
+        return StoredResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus)
+    }
+}

@@ -35,7 +35,7 @@ struct ProxyForwarder: Sendable {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
         guard let url = upstreamURL(target: head.uri) else { return .error(.badRequest) }
         var request = HTTPClientRequest(url: url)
-        request.method = head.method
+        request.method = Self.wireMethod(head.method)
         request.headers = ProxyHeaders.upstreamRequest(head.headers)
         if let body {
             // A GET or HEAD body makes CachingHTTPClient bypass the cache, so an empty one is
@@ -81,6 +81,12 @@ struct ProxyForwarder: Sendable {
         let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
                                  cacheStatus: stored.cacheStatus)
         return (answer, stored.body)
+    }
+
+    /// The method as the client spelled it: NIO parses `M-SEARCH` into a case whose raw value
+    /// (and encoding) is `MSEARCH`, which would send the origin another method.
+    static func wireMethod(_ method: HTTPMethod) -> HTTPMethod {
+        method == .MSEARCH ? .RAW(value: "M-SEARCH") : method
     }
 
     /// The absolute URL a target goes to, or nil when it cannot be proxied.

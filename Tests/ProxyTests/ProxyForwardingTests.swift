@@ -18,7 +18,7 @@ struct ProxyForwardingTests {
     }
 
     @Test("every method passes through with its body, on one keep-alive connection",
-          arguments: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PURGE", "PROPFIND", "QUERY"])
+          arguments: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PURGE", "PROPFIND", "QUERY", "M-SEARCH"])
     func methodsPassThrough(method: String) async throws {
         let fixture = try await ProxyFixture.start(Self.echo)
         let connection = try await fixture.connect()

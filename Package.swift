@@ -21,6 +21,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -70,7 +71,11 @@ let package = Package(
         ),
         .target(
             name: "HTTPCacheSemantics",
-            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                // RFC 9213 targeted cache-control fields are Structured Field Dictionaries.
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ]
         ),
         .target(
             name: "SharedURLCache",

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPCacheSemantics
+import HTTPTypes
 import NIOCore
 import SharedURLCacheAsyncHTTPClient
 
@@ -94,6 +96,24 @@ public struct ProxyConfiguration: Sendable {
         self.eventLoopThreads = System.coreCount
         self.accessLog = true
         self.client = CachingHTTPClient.Configuration()
+        self.client.caching.policy.targetedFields = [CachePolicyConfiguration.cdnCacheControl]
+    }
+
+    /// The targeted cache-control fields the proxy obeys, in order (RFC 9213): by default
+    /// `CDN-Cache-Control`, which origins address to caches run for them (CDNs, reverse proxies).
+    public var targetedCacheControl: [HTTPField.Name] {
+        get { client.caching.policy.targetedFields }
+        set { client.caching.policy.targetedFields = newValue }
+    }
+
+    /// Parses a comma-separated list of field names (empty: none).
+    /// - Throws: ``ProxyConfigurationError/invalidFieldName(_:)``.
+    public static func fieldNames(_ text: String) throws(ProxyConfigurationError) -> [HTTPField.Name] {
+        try text.split(separator: ",").map { item throws(ProxyConfigurationError) in
+            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            guard let name = HTTPField.Name(trimmed) else { throw .invalidFieldName(trimmed) }
+            return name
+        }
     }
 
     /// Parses `host:port` (`[::1]:8080` for IPv6).
@@ -115,11 +135,14 @@ public enum ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConv
     case invalidUpstream(String)
     /// Not `host:port`.
     case invalidListenAddress(String)
+    /// Not an HTTP field name.
+    case invalidFieldName(String)
 
     public var description: String {
         switch self {
         case .invalidUpstream(let text): "not an http(s) upstream URL: \(text)"
         case .invalidListenAddress(let text): "not a host:port to listen on: \(text)"
+        case .invalidFieldName(let text): "not an HTTP field name: \(text)"
         }
     }
 }

@@ -30,6 +30,13 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
     public var cacheableMethods: Set<HTTPRequest.Method>
     /// Header size limits (RELIABILITY §3.5).
     public var limits: HeaderLimits
+    /// The targeted cache-control fields this cache obeys, in order (RFC 9213 §2.1), e.g.
+    /// `CDN-Cache-Control` for a cache in front of an origin. The first one present with a valid
+    /// value replaces `Cache-Control` and `Expires`; see ``TargetedCacheControl``. Default none.
+    public var targetedFields: [HTTPField.Name] = []
+
+    /// RFC 9213's field for caches run by or for the origin: CDNs and reverse proxies.
+    public static let cdnCacheControl = HTTPField.Name("CDN-Cache-Control")!
 
     /// Creates a configuration.
     ///

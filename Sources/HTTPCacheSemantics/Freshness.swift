@@ -83,7 +83,9 @@ public struct Freshness: Sendable, Hashable {
         responseTime: HTTPDate,
         configuration: CachePolicyConfiguration
     ) -> (seconds: Int, source: Source) {
-        let cacheControl = CacheControl(responseFields: headerFields)
+        // RFC 9213 §2.1: a targeted field in effect replaces Cache-Control and Expires.
+        let targeted = TargetedCacheControl.directives(in: headerFields, targets: configuration.targetedFields)
+        let cacheControl = targeted ?? CacheControl(responseFields: headerFields)
         // RELIABILITY §3.6: an unbalanced quote or an oversized list → stale.
         if cacheControl.isMalformed { return (0, .invalid) }
         // RFC 9111 §4.2.1 / §5.2.2.10: s-maxage overrides max-age and Expires in a shared cache.
@@ -93,7 +95,7 @@ public struct Freshness: Sendable, Hashable {
         // RFC 9111 §5.2.2.1: max-age overrides Expires.
         if let maxAge = cacheControl.maxAge { return (maxAge, .maxAge) }
         let date = dateValue(headerFields: headerFields, responseTime: responseTime)
-        let expiresLines = headerFields[values: .expires]
+        let expiresLines = targeted == nil ? headerFields[values: .expires] : []
         if let first = expiresLines.first {
             // RFC 9111 §4.2.1: several different Expires values → stale;
             // RFC 9111 §5.3: an invalid date (notably "0") is in the past.

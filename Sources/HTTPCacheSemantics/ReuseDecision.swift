@@ -133,7 +133,7 @@ public enum ReuseDecision: Sendable, Hashable {
         )
         guard varyMatches else { return .miss(.varyMismatch) }
 
-        let responseCC = stored.cacheControl
+        let responseCC = CacheControl(responseFields: stored.headerFields, configuration: configuration)
         let shared = configuration.isShared
         // RFC 9111 §3.5: enforced again at reuse.
         if shared && stored.requestHadAuthorization

@@ -94,7 +94,7 @@ public enum RevalidationOutcome: Sendable, Hashable {
         configuration: CachePolicyConfiguration,
         otherwise: RevalidationOutcome
     ) -> RevalidationOutcome {
-        let cacheControl = stored.cacheControl
+        let cacheControl = CacheControl(responseFields: stored.headerFields, configuration: configuration)
         let shared = configuration.isShared
         // RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.8, §5.2.2.10: stale serving forbidden → 504.
         let staleForbidden = cacheControl.mustRevalidate

@@ -57,7 +57,9 @@ public enum StorageDecision: Sendable, Hashable {
     ) -> StorageDecision {
         let fields = response.headerFields
         let code = response.status.code
-        let responseCC = CacheControl(responseFields: fields)
+        // RFC 9213 §2.1: a targeted field in effect replaces Cache-Control and Expires.
+        let targeted = TargetedCacheControl.directives(in: fields, targets: configuration.targetedFields)
+        let responseCC = targeted ?? CacheControl(responseFields: fields)
         let requestCC = CacheControl(requestFields: request.headerFields)
         let shared = configuration.isShared
 
@@ -114,7 +116,7 @@ public enum StorageDecision: Sendable, Hashable {
             configuration: configuration
         )
         let explicit = responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil)
-            || fields.contains(.expires)
+            || (targeted == nil && fields.contains(.expires))
         // RELIABILITY §3.2 (CPDoS): 5xx only when configured, and then only with explicit freshness;
         // 4xx only with explicit freshness.
         if (500...599).contains(code) && !(configuration.storeServerErrors && explicit) {

@@ -226,6 +226,7 @@ public final class HTTPCachingFlow: Sendable {
         if let ttl = rule?.forcedTTLSeconds {
             candidate.headerFields[.cacheControl] = "max-age=\(max(0, ttl))"
             candidate.headerFields[.expires] = nil
+            for name in configuration.policy.targetedFields { candidate.headerFields[name] = nil } // RFC 9213 would override it
             candidate.headerFields[HTTPField.Name.pragmaField] = nil
         }
         guard case .store = StorageDecision.evaluate(request: request, response: candidate, responseTime: responseTime,

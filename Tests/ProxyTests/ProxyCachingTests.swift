@@ -51,6 +51,17 @@ struct ProxyCachingTests {
         #expect(shared.cacheStatus == "HIT" && sharedCount == 1)
     }
 
+    @Test("CDN-Cache-Control replaces Cache-Control and Expires for the proxy (RFC 9213), and is forwarded")
+    func cdnCacheControl() async throws {
+        let (refused, refusedCount) = try await twice([("Cache-Control", "max-age=600"), ("CDN-Cache-Control", "no-store")])
+        #expect(refused.cacheStatus == "MISS" && refusedCount == 2)
+        #expect(refused.header("CDN-Cache-Control") == "no-store")
+        let (stored, storedCount) = try await twice([("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=600")])
+        #expect(stored.cacheStatus == "HIT" && storedCount == 1)
+        let (invalid, invalidCount) = try await twice([("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=\"600\"")])
+        #expect(invalid.cacheStatus == "MISS" && invalidCount == 2) // an invalid field is ignored: Cache-Control applies
+    }
+
     @Test("shared cache: responses with Set-Cookie are not stored")
     func setCookie() async throws {
         let (second, count) = try await twice([("Cache-Control", "max-age=600"), ("Set-Cookie", "session=1")])

@@ -28,6 +28,8 @@ struct Proxy: ParsableCommand {
     @Option(help: "The largest entry stored.") var maxEntrySize = "8MiB"
     @Option(help: "Seconds allowed for a request's exchanges with the origin (then 504).") var upstreamTimeout = 60
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
+    @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
+    var targetedCacheControl = "CDN-Cache-Control"
     @Flag(help: "No access log lines.") var noAccessLog = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
@@ -37,6 +39,7 @@ struct Proxy: ParsableCommand {
             do { _ = try ProxyConfiguration.Upstream(upstream) } catch { throw ValidationError(error.description) }
         }
         do { _ = try ProxyConfiguration.listenAddress(listen) } catch { throw ValidationError(error.description) }
+        do { _ = try ProxyConfiguration.fieldNames(targetedCacheControl) } catch { throw ValidationError(error.description) }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
     }
 
@@ -49,6 +52,7 @@ struct Proxy: ParsableCommand {
         configuration.upstreamTimeout = .seconds(Int64(upstreamTimeout))
         if let threads { configuration.eventLoopThreads = threads }
         configuration.accessLog = !noAccessLog
+        configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
         let cache = ProxyCacheSettings(
             directory: options.resolved,
             memoryCapacityBytes: try SizeLimit(memoryCapacity).resolved(of: 0),

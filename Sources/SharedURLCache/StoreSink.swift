@@ -1,0 +1,117 @@
+import Foundation
+import SharedURLCacheStore
+
+/// Where a teed body goes while the caller reads it: a ``BodyWriter`` (streamed to a temp file,
+/// committed after the last chunk), or a buffer handed to a closure at the end (the
+/// `willCacheResponse` hook needs the whole body; so does a cache without a disk tier). Past the
+/// cap, on a write failure, when the source fails or when the body is dropped unread, the
+/// writer is aborted and nothing is stored; the caller's stream is not affected.
+final class StoreSink: Sendable {
+    enum Target: Sendable {
+        /// Stream to a writer; `commit` publishes it.
+        case disk(@Sendable (consuming BodyWriter, _ bytes: Int, _ small: Data?) -> Void)
+        /// Collect, then hand the whole body over.
+        case buffer(@Sendable (Data) async -> Void)
+    }
+
+    /// Holds the noncopyable writer inside the copyable state `Locked` needs (Locked, an NSLock,
+    /// rather than Synchronization.Mutex: the thread sanitizer can follow it, see Locked.swift).
+    private final class WriterBox {
+        var writer: BodyWriter?
+        init(_ writer: consuming BodyWriter?) { self.writer = writer }
+    }
+
+    private struct State {
+        var box: WriterBox
+        var buffer: Data?
+        var bytes = 0
+        var open = true
+    }
+
+    /// Bodies up to this size are also kept in memory while streaming, for the memory tier.
+    static let smallBodyBytes = 256 << 10
+
+    let completion = StoreCompletion()
+    private let state: Locked<State>
+    private let cap: Int
+    private let target: Target
+    private let refuse: @Sendable (_ bytes: Int, _ reason: String) -> Void
+
+    /// - Parameters:
+    ///   - writer: the body writer for a `.disk` target (nil for `.buffer`).
+    ///   - cap: the most body bytes to store.
+    ///   - refuse: called once when the store is given up, with the bytes seen and why.
+    init(writer: consuming sending BodyWriter?, cap: Int, target: Target, refuse: @escaping @Sendable (Int, String) -> Void) {
+        // buffer: the whole body for .buffer; a small body's copy for .disk
+        state = Locked(State(box: WriterBox(writer), buffer: Data()))
+        self.cap = cap
+        self.target = target
+        self.refuse = refuse
+    }
+
+    deinit { abandon() }
+
+    /// Appends a chunk the caller is being given.
+    func append(_ chunk: Data) {
+        let givenUp = state.withLock { state -> (Int, String)? in
+            guard state.open else { return nil }
+            state.bytes += chunk.count
+            if state.bytes > cap {
+                close(&state)
+                return (state.bytes, "body exceeds the limit of \(cap) bytes")
+            }
+            if var writer = state.box.writer.take() {
+                do {
+                    try writer.append(chunk)
+                } catch {
+                    close(&state)
+                    return (state.bytes, (error as? CacheError)?.detailedDescription() ?? "\(error)")
+                }
+                state.box.writer = consume writer
+                if state.buffer != nil {
+                    if state.bytes <= Self.smallBodyBytes { state.buffer!.append(chunk) } else { state.buffer = nil }
+                }
+            } else {
+                state.buffer?.append(chunk)
+            }
+            return nil
+        }
+        if let (bytes, reason) = givenUp {
+            refuse(bytes, reason)
+            completion.signal()
+        }
+    }
+
+    /// The last chunk was read: store what was collected.
+    func finish() async {
+        var buffered: Data?
+        state.withLock { state in
+            guard state.open else { return }
+            state.open = false
+            switch target {
+            case .disk(let commit):
+                if let writer = state.box.writer.take() { commit(writer, state.bytes, state.buffer.take()) }
+            case .buffer:
+                buffered = state.buffer.take()
+            }
+        }
+        if case .buffer(let store) = target, let buffered { await store(buffered) }
+        completion.signal()
+    }
+
+    /// Stores nothing (the source failed, or the body was dropped before its end).
+    func abandon() {
+        let wasOpen = state.withLock { state -> Bool in
+            guard state.open else { return false }
+            close(&state)
+            return true
+        }
+        if wasOpen { completion.signal() }
+    }
+
+    private func close(_ state: inout State) {
+        state.open = false
+        state.box.writer = nil // aborts: the temp file is removed, nothing was published
+        state.buffer = nil
+    }
+}

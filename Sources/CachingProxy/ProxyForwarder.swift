@@ -51,7 +51,7 @@ struct ProxyForwarder: Sendable {
         } catch let error as CachingHTTPClientError {
             switch error {
             case .invalidRequest: return .error(.badRequest)
-            case .bodyTooLarge: return .error(.badGateway)
+            default: return .error(.badGateway)
             }
         } catch let error as HTTPCachingError {
             switch error {

@@ -6,6 +6,7 @@ public enum CachingHTTPClientError: Error, Sendable, Hashable {
     /// Not thrown since bodies stream: a body past
     /// ``CachingHTTPClient/Configuration/maximumBodyBytes`` reaches the caller whole and is not
     /// stored. Kept so that existing `catch` clauses compile.
+    @available(*, deprecated, message: "not thrown: a body past maximumBodyBytes reaches the caller whole, unstored")
     case bodyTooLarge(limitBytes: Int)
     /// The request cannot be sent: its URL is not absolute http(s), or its method is not a token.
     case invalidRequest(String)

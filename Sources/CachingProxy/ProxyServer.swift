@@ -110,8 +110,9 @@ public final class ProxyServer: Sendable {
                     // or from the store, which refuses forbidden bytes (HeaderViolation); the only
                     // other field, the cache status header, is checked when the proxy starts.
                     try pipeline.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: true,
+                        withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: false,
                         withOutboundHeaderValidation: false)
+                    try pipeline.addHandler(ProxyProtocolErrorHandler()) // where NIO puts its own
                     try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
                     try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatusHeader: cacheStatusHeader,
                                                          maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))

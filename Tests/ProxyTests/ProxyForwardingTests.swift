@@ -36,6 +36,24 @@ struct ProxyForwardingTests {
         try await fixture.stop()
     }
 
+    @Test("a method token NIO's parser does not know gets 501 (RFC 9110 §9.1), a malformed request 400; the proxy keeps serving")
+    func unknownMethodAndMalformedRequest() async throws {
+        let fixture = try await ProxyFixture.start(Self.echo)
+        let unknown = try await fixture.connect()
+        defer { unknown.close() }
+        try await unknown.write("FROB /m HTTP/1.1\r\nHost: proxy.test\r\n\r\n")
+        let refused = try await unknown.readResponse()
+        #expect(refused.status == 501 && refused.header("Connection") == "close")
+        #expect(try await unknown.isClosedByPeer())
+        let malformed = try await fixture.connect()
+        defer { malformed.close() }
+        try await malformed.write("GET /m HTTP/1.1\r\nHost proxy.test\r\n\r\n") // a field line without a colon
+        #expect(try await malformed.readResponse().status == 400)
+        #expect(try await fixture.send("GET", "/m").status == 200)
+        #expect(fixture.origin.requests.allSatisfy { $0.method == "GET" })
+        try await fixture.stop()
+    }
+
     @Test("paths and query strings are forwarded byte for byte",
           arguments: [
               "/a%2Fb/c%20d?x=1&y=%41%2f&z=a+b;c", "/odd/./../dots//double?q=%7E~&empty=&&flag", "/%E2%82%AC/caf%C3%A9?utf8=%E2%9C%93",

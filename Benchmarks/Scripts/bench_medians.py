@@ -3,7 +3,7 @@
 
 For every row (implementation, op, size, entries, procs, threads): the median of ops/s, p50,
 p99, peak and anonymous resident memory. Then the ratios the issue's targets are stated in,
-each taken within one run and then the median over the runs:
+each taken within one run and then the median over the runs (lookup and store rows):
   ours ÷ raw limit      same op, size, entries, procs (our threads may differ: group commit)
   P procs ÷ 1 proc      same implementation, op, size, entries (aggregate ops/s)
   N entries ÷ smallest  same implementation, op, size, procs
@@ -41,6 +41,8 @@ def ratios(rows):
     """{label: ratio} for one run."""
     out = {}
     for r in rows:
+        if r["op"] == "mix":  # the lookup and store rows carry the targets
+            continue
         if r["bench"] == OURS:
             for o in rows:
                 if (o["bench"] == RAW and o["op"] == r["op"] and o["size"] == r["size"] and o["n"] == r["n"]

@@ -27,7 +27,7 @@ def parse(text):
         if not name or not line.startswith("│"):
             continue
         cells = [c.strip() for c in line.strip("│").split("│")]
-        if len(cells) < 9 or not re.match(r"^-?[\d.]+$", cells[3] or "x"):
+        if len(cells) < 9 or not re.match(r"^-?[\d.]+(e[+-]?\d+)?$", cells[3] or "x"):
             continue
         label = cells[0].rstrip(" *")
         p50, p99 = float(cells[3]), float(cells[6])

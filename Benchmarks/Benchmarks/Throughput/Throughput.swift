@@ -50,7 +50,7 @@ func configuration(iterations: Int = 20_000, seconds: Int = 2) -> Benchmark.Conf
         warmupIterations: 20,
         maxDuration: .seconds(seconds),
         maxIterations: iterations,
-        thresholds: [
+        thresholds: timeOnly ? [:] : [
             .mallocCountTotal: .init(relative: [.p50: 5.0, .p90: 10.0], absolute: [.p50: 2, .p90: 4])
         ]
     )

@@ -83,26 +83,16 @@ extension CacheStore {
     /// - Throws: environment failures only (`.io`, `.outOfMemory`, `.index`…), never for a miss.
     /// The corresponding C functions are `suc_get` (with `SUC_GET_NO_BODY`) and `suc_body_reader_open`.
     public func openBody(for key: [UInt8], variant: [UInt8] = [], countAsUse: Bool = true) throws(CacheError) -> (record: StoredRecord, body: BodyReader)? {
-        var flags = UInt32(SUC_GET_NO_BODY)
-        if !countAsUse { flags |= UInt32(SUC_GET_NO_TOUCH) }
-        let result: Result<(record: StoredRecord, body: BodyReader)?, CacheError> = withHandle { handle in
-            key.withUnsafeBytes { k in
-                variant.withUnsafeBytes { v in
-                    var detail = suc_error()
-                    var entry: OpaquePointer?
-                    let rc = suc_get(handle, k.baseAddress, k.count, v.baseAddress, v.count, flags, &entry, &detail)
-                    if rc == SUC_ENOTFOUND { return .success(nil) }
-                    guard rc == SUC_OK, let entry else { return .failure(CacheError(core: rc, detail)) }
-                    defer { suc_entry_free(entry) }
-                    var reader: OpaquePointer?
-                    let openRC = suc_body_reader_open(handle, entry, &reader, &detail)
-                    if openRC == SUC_ENOTFOUND { return .success(nil) }
-                    guard openRC == SUC_OK, let reader else { return .failure(CacheError(core: openRC, detail)) }
-                    let record = StoredRecord(suc_entry_get_view(entry).pointee, includesBody: false)
-                    return .success((record, BodyReader(store: self, reader: reader)))
-                }
+        try withEntry(for: key, variant: variant, includeBody: false, countAsUse: countAsUse) { entry in
+            withHandle { handle in
+                var detail = suc_error()
+                var reader: OpaquePointer?
+                let rc = suc_body_reader_open(handle, entry, &reader, &detail)
+                if rc == SUC_ENOTFOUND { return .success(nil) }
+                guard rc == SUC_OK, let reader else { return .failure(CacheError(core: rc, detail)) }
+                let record = StoredRecord(suc_entry_get_view(entry).pointee, includesBody: false)
+                return .success((record, BodyReader(store: self, reader: reader)))
             }
         }
-        return try result.get()
     }
 }

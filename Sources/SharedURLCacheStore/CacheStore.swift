@@ -115,10 +115,22 @@ public final class CacheStore: @unchecked Sendable {
     /// Like ``record(for:variant:includeBody:)``, with control over whether the lookup counts
     /// as a use for eviction (maintenance tools read without touching).
     public func record(for key: [UInt8], variant: [UInt8], includeBody: Bool, countAsUse: Bool) throws(CacheError) -> StoredRecord? {
+        try withEntry(for: key, variant: variant, includeBody: includeBody, countAsUse: countAsUse) { entry in
+            .success(StoredRecord(suc_entry_get_view(entry).pointee, includesBody: includeBody))
+        }
+    }
+
+    /// The lookup every read shares (``record(for:variant:includeBody:countAsUse:)``,
+    /// ``openBody(for:variant:countAsUse:)``): one `suc_get`, a miss as `nil`, the C entry lent
+    /// to `body` and freed when it returns.
+    func withEntry<R>(
+        for key: [UInt8], variant: [UInt8], includeBody: Bool, countAsUse: Bool,
+        _ body: (OpaquePointer) -> Result<R?, CacheError>
+    ) throws(CacheError) -> R? {
         var flags: UInt32 = 0
         if !includeBody { flags |= UInt32(SUC_GET_NO_BODY) }
         if !countAsUse { flags |= UInt32(SUC_GET_NO_TOUCH) }
-        let result: Result<StoredRecord?, CacheError> = key.withUnsafeBytes { k in
+        let result: Result<R?, CacheError> = key.withUnsafeBytes { k in
             variant.withUnsafeBytes { v in
                 var detail = suc_error()
                 var entry: OpaquePointer?
@@ -126,7 +138,7 @@ public final class CacheStore: @unchecked Sendable {
                 if rc == SUC_ENOTFOUND { return .success(nil) }
                 guard rc == SUC_OK, let entry else { return .failure(CacheError(core: rc, detail)) }
                 defer { suc_entry_free(entry) }
-                return .success(StoredRecord(suc_entry_get_view(entry).pointee, includesBody: includeBody))
+                return body(entry)
             }
         }
         return try result.get()

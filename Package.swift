@@ -24,8 +24,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
@@ -163,8 +161,11 @@ if !coreOnly {
         .library(name: "SharedURLCacheAsyncHTTPClient", targets: ["SharedURLCacheAsyncHTTPClient"]),
         .library(name: "CachingProxy", targets: ["CachingProxy"]),
     ]
-    // Already resolved through AsyncHTTPClient; named for NIOExtras' ServerQuiescingHelper.
+    // Declared only here, so a core-only build (the demo, the sanitizer runs) fetches none of
+    // them. swift-nio-extras is named for NIOExtras' ServerQuiescingHelper.
     package.dependencies += [
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ]
     // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`).

@@ -279,6 +279,9 @@ public final class HTTPCachingFlow: Sendable {
         // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,
         // against the response the client would otherwise get.
         if ClientConditional.isNotModified(request: request, stored: hit.stored) {
+            // A refreshed head whose body is copied as it is read (a large stored body after a
+            // 304) is stored only if someone reads it: nobody will, so read it here.
+            if let body, body.stores { Task.detached { try? await body.drain() } }
             return CachedHTTPStreamingResponse(
                 response: HTTPResponse(status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
                 body: .empty, cacheStatus: status)

@@ -120,14 +120,17 @@ struct HTTPCachingFlowStreamingTests {
         #expect(h.cache.statistics.memoryHits == 1)
     }
 
+    /// An origin whose large body is stale at once and refreshed by a 304 to `If-None-Match: "v1"`.
+    static func revalidatedLargeBody(_ request: LoopbackOrigin.Request, _ index: Int) -> LoopbackOrigin.Response {
+        if request.header("If-None-Match") == "\"v1\"" {
+            return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
+        }
+        return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: large)
+    }
+
     @Test("validation-etag with a streamed body: a 304 refreshes the head; the body is copied as it is read (§4.3.4)")
     func revalidateStoredBody() async throws {
-        let h = try FlowHarness { request, _ in
-            if request.header("If-None-Match") == "\"v1\"" {
-                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
-            }
-            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: Self.large)
-        }
+        let h = try FlowHarness(Self.revalidatedLargeBody)
         _ = try await h.stream().body.collect()
         h.advance(1)
         let revalidated = try await h.stream()
@@ -145,12 +148,7 @@ struct HTTPCachingFlowStreamingTests {
 
     @Test("a client's matching If-None-Match on a revalidated large entry gets 304, and the refreshed head is still stored")
     func clientConditionalAfterRevalidation() async throws {
-        let h = try FlowHarness { request, _ in
-            if request.header("If-None-Match") == "\"v1\"" {
-                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
-            }
-            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: Self.large)
-        }
+        let h = try FlowHarness(Self.revalidatedLargeBody)
         _ = try await h.stream().body.collect()
         h.advance(1)
         let notModified = try await h.stream(headers: ["If-None-Match": "\"v1\""])

@@ -33,10 +33,7 @@ struct ProxyForwarder: Sendable {
     ///   - body: the whole request body, or nil when the client declared none.
     func answer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
-        guard let url = upstreamURL(target: head.uri) else { return .error(.badRequest) }
-        var request = HTTPClientRequest(url: url)
-        request.method = Self.wireMethod(head.method)
-        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        guard var request = upstreamRequest(for: head) else { return .error(.badRequest) }
         if let body {
             // A GET or HEAD body makes CachingHTTPClient bypass the cache, so an empty one is
             // dropped; an unsafe method keeps even an empty body (Content-Length: 0 upstream).
@@ -73,14 +70,21 @@ struct ProxyForwarder: Sendable {
     /// with its body in memory), with that body; nil otherwise (then ``answer(_:body:)``).
     /// Synchronous: see ``CachingHTTPClient/storedResponse(for:)``.
     func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
-        guard head.method == .GET || head.method == .HEAD, let url = upstreamURL(target: head.uri) else { return nil }
-        var request = HTTPClientRequest(url: url)
-        request.method = head.method
-        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        guard head.method == .GET || head.method == .HEAD, let request = upstreamRequest(for: head) else { return nil }
         guard let stored = client.storedResponse(for: request) else { return nil }
         let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
                                  cacheStatus: stored.cacheStatus)
         return (answer, stored.body)
+    }
+
+    /// The request to the upstream for a client's request head (no body), or nil when its target
+    /// cannot be proxied.
+    func upstreamRequest(for head: HTTPRequestHead) -> HTTPClientRequest? {
+        guard let url = upstreamURL(target: head.uri) else { return nil }
+        var request = HTTPClientRequest(url: url)
+        request.method = Self.wireMethod(head.method)
+        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        return request
     }
 
     /// The method as the client spelled it: NIO parses `M-SEARCH` into a case whose raw value

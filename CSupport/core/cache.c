@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,7 +126,7 @@ static int check_empty_or_ours(int rootfd, const char *path, suc_error *err) {
     while ((de = readdir(d)) != NULL) {
         const char *n = de->d_name;
         if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "bodies") || !strcmp(n, "tmp") ||
-            !strcmp(n, "index.lmdb-lock") || !strcmp(n, "compact.lock"))
+            suc_is_index_file(n) || suc_is_control_file(n) || !strncmp(n, ".generation-", 12))
             continue;
         rc = suc_fail(err, SUC_ENOTCACHE, "readdir(root)", 0, 0,
                       "%s is not empty and holds no cache index (found '%s')", path, n);
@@ -153,13 +154,29 @@ int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
     return SUC_OK;
 }
 
-/* Creates the LMDB files ourselves (O_NOFOLLOW, then 0660 whatever the umask): readers write
+void suc_adopt_owner(int rootfd, int fd) {
+    if (geteuid() != 0) return;
+    struct stat root, st;
+    if (suc_os_fstat(rootfd, &root) < 0 || suc_os_fstat(fd, &st) < 0) return;
+    if (st.st_uid != root.st_uid || st.st_gid != root.st_gid) (void)fchown(fd, root.st_uid, root.st_gid);
+}
+
+void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap) {
+    /* Through the directory descriptor we checked, so a root swapped for a symlink after the
+     * check is not followed (Linux /proc/self/fd); the path elsewhere. */
+    snprintf(out, cap, "/proc/self/fd/%d/%s", c->rootfd, name);
+    if (access(out, F_OK) != 0) snprintf(out, cap, "%s/%s", c->root_path, name);
+}
+
+/* We create the LMDB files ourselves (O_NOFOLLOW, then 0660 whatever the umask): readers write
  * the lock file, so every group member needs write access to it (RELIABILITY §3.4). */
-static int prepare_file(int rootfd, const char *name, suc_error *err) {
-    int fd = suc_os_openat(rootfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0660);
+int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, suc_error *err) {
+    int fd = suc_os_openat(rootfd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_NONBLOCK, 0660);
     if (fd < 0) {
         if (errno == ELOOP)
             return suc_fail(err, SUC_EUNSAFE, "openat(index)", ELOOP, 0, "%s is a symlink", name);
+        if (errno == ENOENT)
+            return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", name);
         return suc_fail_errno(err, "openat(index)", errno);
     }
     struct stat st;
@@ -169,6 +186,7 @@ static int prepare_file(int rootfd, const char *name, suc_error *err) {
         rc = suc_fail(err, SUC_EUNSAFE, "fstat(index)", 0, 0, "%s is not a regular file", name);
     else if (st.st_uid == geteuid() && (st.st_mode & 0777) != 0660)
         (void)suc_os_fchmod(fd, 0660);
+    if (!rc && adopt) suc_adopt_owner(rootfd, fd);
     suc_os_close(fd);
     return rc;
 }
@@ -192,11 +210,11 @@ int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
 }
 
 int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err) {
-    static const char *names[9] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
-                                   "corrupt_purges", "stores", "hits", "misses"};
-    const int64_t deltas[9] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
-                               d->corrupt_purges, d->stores, d->hits, d->misses};
-    for (int i = 0; i < 9; i++) {
+    static const char *names[10] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
+                                    "corrupt_purges", "stores", "hits", "misses", "file_bytes"};
+    const int64_t deltas[10] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
+                                d->corrupt_purges, d->stores, d->hits, d->misses, d->file_bytes};
+    for (int i = 0; i < 10; i++) {
         if (!deltas[i]) continue;
         uint64_t cur = 0;
         int rc = suc_meta_get(c, txn, names[i], &cur);
@@ -265,6 +283,8 @@ out:
 int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err) {
     MDB_txn *txn = NULL;
     int rc = 0;
+    /* Another process rewrote the index (generation.c): read the new one. */
+    if (suc_gen_moved(c) && (rc = suc_cache_follow(c, err))) return rc;
     for (int attempt = 0; attempt < 4; attempt++) {
         pthread_rwlock_rdlock(&c->map_lock);
         pthread_mutex_lock(&c->pool_mu);
@@ -283,7 +303,9 @@ int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err) {
             if (arc) return arc;
         } else if (rc == MDB_READERS_FULL) {
             int dead = 0;
+            pthread_rwlock_rdlock(&c->map_lock);
             mdb_reader_check(c->env, &dead);
+            pthread_rwlock_unlock(&c->map_lock);
             if (dead == 0 && attempt > 0) break;
         } else {
             break;
@@ -324,6 +346,16 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
         if (mrc) {
             pthread_rwlock_unlock(&c->map_lock);
             return suc_fail_mdb(err, "mdb_txn_begin(write)", mrc);
+        }
+        /* Checked while holding this index's write lock: once a rewrite has published a new
+         * generation, nothing may commit to the old one (generation.c, step 4). */
+        if (suc_gen_moved(c)) {
+            mdb_txn_abort(txn);
+            pthread_rwlock_unlock(&c->map_lock);
+            int frc = suc_cache_follow(c, err);
+            if (frc) return frc;
+            if (reset) reset(ctx);
+            continue;
         }
         int rc = fn(c, txn, ctx, &local);
         if (rc == SUC_OK) {
@@ -413,6 +445,23 @@ typedef struct init_ctx {
     int fresh_ok; /* the directory had no index file before this open */
 } init_ctx;
 
+/* Sums the block-rounded body files of every record: directories written before the
+ * file_bytes counter existed get it on their first open by this release. */
+static int count_file_bytes(suc_cache *c, MDB_txn *txn, uint64_t *out) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return mrc;
+    MDB_val k, v;
+    uint64_t sum = 0;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK) sum += suc_record_file_bytes(&r, v.mv_size);
+    }
+    mdb_cursor_close(cur);
+    *out = sum;
+    return mrc == MDB_NOTFOUND ? 0 : mrc;
+}
+
 static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     init_ctx *ctx = vctx;
     int rc;
@@ -421,7 +470,7 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         (rc = mdb_dbi_open(txn, "by_use", MDB_CREATE, &c->dbi_by_use)) ||
         (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->dbi_meta)))
         return suc_fail_mdb(err, "mdb_dbi_open", rc);
-    uint64_t format = 0;
+    uint64_t format = 0, file_bytes = 0;
     rc = suc_meta_get(c, txn, "format", &format);
     if (rc == MDB_NOTFOUND) {
         MDB_stat st;
@@ -429,13 +478,18 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (st.ms_entries > 0 && !ctx->fresh_ok)
             return suc_fail(err, SUC_ENOTCACHE, "meta", 0, 0, "index has entries but no format record");
         if ((rc = suc_meta_put(c, txn, "format", SUC_FORMAT_VERSION))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
-        return SUC_OK;
+        format = SUC_FORMAT_VERSION;
+    } else if (rc) {
+        return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
     }
-    if (rc) return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
     if (format != SUC_FORMAT_VERSION)
         return suc_fail(err, SUC_EVERSION, "meta", 0, 0,
                         "cache format %llu is not supported (this build reads %u)",
                         (unsigned long long)format, SUC_FORMAT_VERSION);
+    if (suc_meta_get(c, txn, "file_bytes", &file_bytes) == MDB_NOTFOUND) {
+        if ((rc = count_file_bytes(c, txn, &file_bytes)) || (rc = suc_meta_put(c, txn, "file_bytes", file_bytes)))
+            return suc_fail_mdb(err, "recount(file_bytes)", rc);
+    }
     return SUC_OK;
 }
 
@@ -451,10 +505,12 @@ static void cache_free(suc_cache *c) {
         inflateEnd(c->inflaters[i]);
         free(c->inflaters[i]);
     }
+    suc_gen_unmap(c);
     suc_os_close(c->bodiesfd);
     suc_os_close(c->tmpfd);
     suc_os_close(c->rootfd);
     free(c->touches);
+    free(c->root_path);
     pthread_rwlock_destroy(&c->map_lock);
     pthread_mutex_destroy(&c->pool_mu);
     pthread_mutex_destroy(&c->commit_mu);
@@ -466,7 +522,7 @@ static void cache_free(suc_cache *c) {
 static suc_cache *cache_alloc(void) {
     suc_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->rootfd = c->bodiesfd = c->tmpfd = -1;
+    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = -1;
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     /* Map growth must not starve behind a stream of lookups. */
@@ -482,30 +538,140 @@ static suc_cache *cache_alloc(void) {
     return c;
 }
 
-static int open_env(suc_cache *c, const char *path, int fresh, suc_error *err) {
+/* Opens the LMDB environment of generation `gen` into *out. With `create` the data file may be
+ * made (generation 0 of a new directory); otherwise a missing file is SUC_ENOENT (a rewrite
+ * switched generations under us: the caller reads the generation file again). */
+static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env **out, suc_error *err) {
+    char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5], path[4096];
+    suc_index_file_name(gen, data);
+    snprintf(lock, sizeof lock, "%s-lock", data);
     int rc;
-    if ((rc = mdb_env_create(&c->env))) return suc_fail_mdb(err, "mdb_env_create", rc);
-    if ((rc = mdb_env_set_maxdbs(c->env, 8)) ||
-        (rc = mdb_env_set_maxreaders(c->env, c->opts.max_readers)) ||
-        (rc = mdb_env_set_mapsize(c->env, (size_t)c->opts.map_size_initial)))
+    if ((rc = suc_prepare_index_file(c->rootfd, data, create, create, err)) ||
+        (rc = suc_prepare_index_file(c->rootfd, lock, 1, 1, err)))
+        return rc;
+    MDB_env *env = NULL;
+    if ((rc = mdb_env_create(&env))) return suc_fail_mdb(err, "mdb_env_create", rc);
+    if ((rc = mdb_env_set_maxdbs(env, 8)) || (rc = mdb_env_set_maxreaders(env, c->opts.max_readers)) ||
+        (rc = mdb_env_set_mapsize(env, (size_t)c->opts.map_size_initial))) {
+        mdb_env_close(env);
         return suc_fail_mdb(err, "mdb_env_set", rc);
-    /* Open through the directory descriptor we checked, so a root swapped for a symlink after
-     * the check is not followed (Linux /proc/self/fd); fall back to the path elsewhere. */
-    char lmdb_path[4096];
-    snprintf(lmdb_path, sizeof lmdb_path, "/proc/self/fd/%d/index.lmdb", c->rootfd);
-    if (access(lmdb_path, F_OK) != 0) snprintf(lmdb_path, sizeof lmdb_path, "%s/index.lmdb", path);
+    }
+    suc_index_path(c, data, path, sizeof path);
     /* Never MDB_WRITEMAP (SIGBUS on a full disk, stray writes); MDB_NOTLS for Swift tasks that
      * hop threads; MDB_NORDAHEAD because lookups are random. */
     unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
     if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
-    if ((rc = mdb_env_open(c->env, lmdb_path, flags, 0660))) return suc_fail_mdb(err, "mdb_env_open", rc);
+    if ((rc = mdb_env_open(env, path, flags, 0660))) {
+        mdb_env_close(env);
+        return suc_fail_mdb(err, "mdb_env_open", rc);
+    }
     int dead = 0;
-    mdb_reader_check(c->env, &dead);
+    mdb_reader_check(env, &dead);
+    *out = env;
+    return SUC_OK;
+}
+
+static void adopt_env(suc_cache *c, MDB_env *env, uint64_t gen) {
+    c->env = env;
+    c->gen = gen;
     MDB_envinfo info;
-    if ((rc = mdb_env_info(c->env, &info))) return suc_fail_mdb(err, "mdb_env_info", rc);
-    c->map_size = info.me_mapsize;
-    init_ctx ictx = {fresh};
-    return suc_write_txn(c, init_tables, NULL, &ictx, err);
+    c->map_size = mdb_env_info(env, &info) == 0 ? info.me_mapsize : c->opts.map_size_initial;
+}
+
+/* Opens the tables of a generation another process wrote (they exist: the rewrite made all). */
+static int open_tables_read(MDB_env *env, MDB_dbi dbis[4], suc_error *err) {
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc) return suc_fail_mdb(err, "mdb_txn_begin(follow)", rc);
+    static const char *names[4] = {"main", "by_time", "by_use", "meta"};
+    for (int i = 0; i < 4 && !rc; i++) rc = mdb_dbi_open(txn, names[i], 0, &dbis[i]);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return suc_fail(err, SUC_ECORRUPT, "mdb_dbi_open(follow)", 0, rc, "the index generation lacks its tables");
+    }
+    /* A read-only transaction must commit for its table handles to outlive it (lmdb.h). */
+    if ((rc = mdb_txn_commit(txn))) return suc_fail_mdb(err, "mdb_txn_commit(follow)", rc);
+    return SUC_OK;
+}
+
+int suc_cache_follow(suc_cache *c, suc_error *err) {
+    if (!suc_gen_moved(c)) return SUC_OK;
+    int rc = SUC_OK;
+    /* Exclusive: no transaction of this process may be open on the environment we close. */
+    pthread_rwlock_wrlock(&c->map_lock);
+    for (int attempt = 0; attempt < 16 && suc_gen_moved(c); attempt++) {
+        uint64_t g = suc_gen_published(c);
+        MDB_env *env = NULL;
+        MDB_dbi dbis[4];
+        rc = open_generation_env(c, g, 0, &env, err);
+        if (!rc && (rc = open_tables_read(env, dbis, err))) mdb_env_close(env);
+        if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue; /* switched again */
+        if (rc) break;
+        pthread_mutex_lock(&c->pool_mu);
+        for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+        c->rtxn_count = 0;
+        pthread_mutex_unlock(&c->pool_mu);
+        mdb_env_close(c->env);
+        adopt_env(c, env, g);
+        c->dbi_main = dbis[0], c->dbi_by_time = dbis[1], c->dbi_by_use = dbis[2], c->dbi_meta = dbis[3];
+    }
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc;
+}
+
+/* Creates what a new directory holds, under the creation lock: the layout's directories, the
+ * generation-0 index with its tables, and last the generation file, whose presence tells every
+ * later opener that the directory is complete (concurrent first opens, docs/Capacity.md). */
+static int create_layout(suc_cache *c, const char *path, int create, suc_error *err) {
+    struct stat ist;
+    int has_index = fstatat(c->rootfd, "index.lmdb", &ist, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!has_index) {
+        if (!create) return suc_fail(err, SUC_ENOTCACHE, "fstatat(index)", ENOENT, 0, "%s holds no cache index", path);
+        int rc = check_empty_or_ours(c->rootfd, path, err);
+        if (rc) return rc;
+    }
+    struct stat bst;
+    int fresh_bodies = fstatat(c->rootfd, "bodies", &bst, AT_SYMLINK_NOFOLLOW) != 0;
+    int bfd = -1;
+    int rc = suc_make_dir(c->rootfd, "bodies", &bfd, err);
+    /* All 256 fan-out directories up front when the cache is new, so no store pays for a
+     * mkdir; one that goes missing later is made again by the store that needs it. */
+    for (int i = 0; !rc && fresh_bodies && i < 256; i++) {
+        char sub[3];
+        snprintf(sub, sizeof sub, "%02x", i);
+        rc = suc_make_dir(bfd, sub, NULL, err);
+    }
+    if (bfd >= 0) suc_os_close(bfd);
+    if (!rc) rc = suc_make_dir(c->rootfd, "tmp", NULL, err);
+    MDB_env *env = NULL;
+    if (!rc) rc = open_generation_env(c, 0, 1, &env, err);
+    if (rc) return rc;
+    adopt_env(c, env, 0);
+    init_ctx ictx = {!has_index};
+    if ((rc = suc_write_txn(c, init_tables, NULL, &ictx, err))) return rc;
+    return suc_gen_create(c->rootfd, 0, err);
+}
+
+/* Opens the current generation; a rewrite may switch it between reading and opening. */
+static int open_current(suc_cache *c, suc_error *err) {
+    int rc = SUC_OK;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        uint64_t g = suc_gen_published(c);
+        if (c->env && c->gen == g) break;
+        MDB_env *env = NULL;
+        rc = open_generation_env(c, g, 0, &env, err);
+        if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue;
+        if (rc) return rc == SUC_ENOENT ? suc_fail(err, SUC_ECORRUPT, "open(index)", ENOENT, 0,
+                                                   "the generation file names index generation %llu, which is missing",
+                                                   (unsigned long long)g)
+                           : rc;
+        if (c->env) mdb_env_close(c->env);
+        adopt_env(c, env, g);
+        init_ctx ictx = {0};
+        if ((rc = suc_write_txn(c, init_tables, NULL, &ictx, err))) return rc;
+        break;
+    }
+    return rc;
 }
 
 int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err) {
@@ -516,7 +682,7 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     normalize_options(&o, opts);
 
     pthread_mutex_lock(&g_registry_mu);
-    int rc = SUC_OK, created = 0;
+    int rc = SUC_OK, created = 0, locked = 0;
     suc_cache *c = NULL;
     int rootfd = -1;
 
@@ -563,18 +729,8 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
         }
     }
 
-    struct stat ist;
-    int has_index = fstatat(rootfd, "index.lmdb", &ist, AT_SYMLINK_NOFOLLOW) == 0;
-    if (!has_index) {
-        if (!o.create) {
-            rc = suc_fail(err, SUC_ENOTCACHE, "fstatat(index)", ENOENT, 0, "%s holds no cache index", path);
-            goto out;
-        }
-        if ((rc = check_empty_or_ours(rootfd, path, err))) goto out;
-    }
-
     c = cache_alloc();
-    if (!c || !c->touches) {
+    if (!c || !c->touches || !(c->root_path = strdup(path))) {
         rc = suc_fail(err, SUC_ENOMEM, "calloc(cache)", ENOMEM, 0, "out of memory");
         goto out;
     }
@@ -583,22 +739,23 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     c->ino = st.st_ino;
     c->rootfd = rootfd;
     rootfd = -1;
-    struct stat bst;
-    int fresh_bodies = fstatat(c->rootfd, "bodies", &bst, AT_SYMLINK_NOFOLLOW) != 0;
-    if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
-        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)))
-        goto out;
-    /* All 256 fan-out directories up front when the cache is new, so no store pays for a
-     * mkdir; one that goes missing later is made again by the store that needs it. */
-    for (int i = 0; fresh_bodies && i < 256; i++) {
-        char sub[3];
-        snprintf(sub, sizeof sub, "%02x", i);
-        if ((rc = suc_make_dir(c->bodiesfd, sub, NULL, err))) goto out;
+    if (!suc_gen_exists(c->rootfd)) {
+        /* A new directory (or one written by a release before generations): create it under an
+         * exclusive lock on the root, so that processes opening it together never see it half
+         * made; whoever comes second finds it complete. */
+        int lrc;
+        do lrc = flock(c->rootfd, LOCK_EX); while (lrc < 0 && errno == EINTR);
+        if (lrc < 0) {
+            rc = suc_fail_errno(err, "flock(root)", errno);
+            goto out;
+        }
+        locked = 1;
+        if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto out;
     }
-    if ((rc = prepare_file(c->rootfd, "index.lmdb", err)) ||
-        (rc = prepare_file(c->rootfd, "index.lmdb-lock", err)))
+    if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
+        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
+        (rc = open_current(c, err)))
         goto out;
-    if ((rc = open_env(c, path, !has_index, err))) goto out;
 
     c->refcount = 1;
     c->next = g_registry;
@@ -607,6 +764,8 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     c = NULL;
 
 out:
+    if (locked && c) flock(c->rootfd, LOCK_UN);
+    else if (locked && *out) flock((*out)->rootfd, LOCK_UN);
     pthread_mutex_unlock(&g_registry_mu);
     if (rootfd >= 0) suc_os_close(rootfd);
     cache_free(c);

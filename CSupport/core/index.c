@@ -116,6 +116,7 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
             return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
         delta->body_bytes -= (int64_t)r.body_size;
         delta->stored_bytes -= (int64_t)suc_record_stored_bytes(&r, len);
+        delta->file_bytes -= (int64_t)suc_record_file_bytes(&r, len);
         if (!(r.flags & SUC_REC_INLINE) && op && op_add_dead(op, r.body_id))
             return suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
     }
@@ -193,6 +194,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     d->record_bytes += (int64_t)op->record_len;
     d->body_bytes += (int64_t)r.body_size;
     d->stored_bytes += (int64_t)suc_record_stored_bytes(&r, op->record_len);
+    d->file_bytes += (int64_t)suc_record_file_bytes(&r, op->record_len);
     return SUC_OK;
 }
 
@@ -241,21 +243,26 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
     return total > (int64_t)limit ? SUC_ECAPACITY : SUC_OK;
 }
 
-/* A put under the online hard cap (DESIGN: a missed cron run cannot fill the disk): evict a
- * bounded number of LRU entries in the same commit, else refuse this put (the batch goes on). */
+/* A put under the online cap (a full cache evicts, as URLCache does, and a missed cron run
+ * cannot fill the disk): least-recently-used entries are evicted in the same commit until the
+ * new entry fits; only an entry larger than the cap itself is refused (the batch goes on). */
+#define SUC_CAP_EVICT_MAX 100000u
 static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                             suc_error *err) {
-    if (c->opts.hard_cap_bytes) {
+    uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
+    if (cap) {
         suc_record r;
         if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
             uint64_t need = (uint64_t)op->record_len + suc_record_stored_bytes(&r, op->record_len);
-            int rc = need > c->opts.hard_cap_bytes
-                         ? SUC_ECAPACITY /* could never fit: evict nothing for it */
-                         : suc_index_evict_lru(c, txn, c->opts.hard_cap_bytes - need, 64, op, d, NULL, err);
+            /* The entry it replaces goes first: its bytes are not in the way. */
+            int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+            if (rc && rc != MDB_NOTFOUND) return rc;
+            rc = need > cap ? SUC_ECAPACITY /* could never fit: evict nothing for it */
+                            : suc_index_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
             if (rc == SUC_ECAPACITY) {
                 op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "hard cap", 0, 0,
-                                     "store refused: the cache is at its hard capacity of %llu bytes",
-                                     (unsigned long long)c->opts.hard_cap_bytes);
+                                     "store refused: the entry (%llu bytes) is larger than the capacity of %llu bytes",
+                                     (unsigned long long)need, (unsigned long long)cap);
                 return SUC_OK;
             }
             if (rc) return rc;

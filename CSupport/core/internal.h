@@ -69,6 +69,11 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out);
 uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len);
 /* Patches the version / last-use fields of an encoded record in place. */
 void suc_record_patch_version(uint8_t *buf, uint64_t version);
+/* Bytes the entry's body file takes on disk as `du` counts it: its length rounded up to whole
+ * SUC_DISK_BLOCK blocks (0 for an inline body). A constant, not the file system's block size,
+ * so every process adds and subtracts the same figure (docs/Capacity.md). */
+#define SUC_DISK_BLOCK 4096u
+uint64_t suc_record_file_bytes(const suc_record *r, size_t rec_len);
 void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms);
 
 /* ---- body files (body.c) ---------------------------------------------------------------- */
@@ -122,6 +127,7 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 /* Changes to the meta counters made by one transaction, written once at its end. */
 typedef struct suc_counters {
     int64_t entries, body_bytes, stored_bytes, record_bytes, evictions, corrupt_purges, stores, hits, misses;
+    int64_t file_bytes; /* block-rounded body files (suc_record_file_bytes) */
 } suc_counters;
 
 typedef enum suc_op_kind {
@@ -138,6 +144,7 @@ typedef struct suc_op {
     int variant_all;
     uint8_t *record; size_t record_len; /* PUT: encoded record, version patched in the txn */
     uint64_t expect_version;
+    uint64_t capacity_bytes; /* PUT: the online cap for this store; 0 = the handle's */
     /* results */
     int rc;
     int op_rc;        /* this operation alone was refused (e.g. hard cap); detail in err */
@@ -223,7 +230,48 @@ struct suc_cache {
 
     /* usage counts waiting for the next write (suc_cache_count_usage) */
     _Atomic uint64_t pending_hits, pending_misses;
+
+    /* index generations (generation.c): the generation `env` belongs to, and the shared
+     * mapping of the generation file that says which one is current */
+    char *root_path;
+    uint64_t gen;
+    int genfd;
+    const volatile uint8_t *genmap;
+
+    /* what the last measured disk usage found beside the entries (usage.c); under pool_mu */
+    uint64_t measured_overhead, measured_orphan_bytes;
 };
+
+/* ---- index generations (generation.c) --------------------------------------------------- */
+
+#define SUC_GEN_FILE "generation"
+#define SUC_INDEX_NAME_LEN 40
+/* "index.lmdb" for generation 0 (every earlier release's name), "index.g<N>.lmdb" after. */
+void suc_index_file_name(uint64_t gen, char out[SUC_INDEX_NAME_LEN]);
+int suc_is_control_file(const char *name);
+int suc_is_index_file(const char *name);
+int suc_gen_exists(int rootfd);
+int suc_gen_create(int rootfd, uint64_t gen, suc_error *err);
+int suc_gen_map(suc_cache *c, suc_error *err);
+void suc_gen_unmap(suc_cache *c);
+/* The generation every process must use now (one atomic load from the shared mapping). */
+uint64_t suc_gen_published(const suc_cache *c);
+static inline int suc_gen_moved(const suc_cache *c) { return c->genmap && suc_gen_published(c) != c->gen; }
+/* Switches this process's handle to the published generation (no-op when current). */
+int suc_cache_follow(suc_cache *c, suc_error *err);
+/* Rewrites the index compactly into the next generation and switches every process to it. */
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err);
+/* Removes files of generations older than the current one, and unpublished attempts. */
+int suc_remove_stale_generations(suc_cache *c);
+
+/* The path LMDB opens for index file `name`: through the checked root descriptor. */
+void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap);
+/* Opens (creating when `create`) an index file with O_NOFOLLOW, checks it is a regular file,
+ * and sets 0660 (RELIABILITY: group members write the lock file). */
+int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, suc_error *err);
+/* When root creates a file in a directory another user owns (cron as root), the file takes
+ * the directory's owner and group, so the services are never locked out. */
+void suc_adopt_owner(int rootfd, int fd);
 
 /* mkdirat + fchmod(2770) when we created it (the umask cannot take the group's access). */
 int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err);

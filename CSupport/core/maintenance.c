@@ -299,12 +299,29 @@ static int take_lock(suc_cache *c, int wait, int *out_fd, suc_error *err) {
 }
 
 /* UINT64_MAX (or anything past INT64_MAX) means "no size target". */
-static int over_target(int64_t total, uint64_t target) {
-    return target <= (uint64_t)INT64_MAX && total > (int64_t)target;
+static int has_target(uint64_t target) { return target <= (uint64_t)INT64_MAX; }
+
+/* The lock file (64 bytes per reader slot) and the index's meta pages. */
+#define FIXED_INDEX_BYTES (128 * 1024)
+
+/* Index bytes per entry beyond its record: the main key, two time-index keys, node headers. */
+#define ENTRY_INDEX_OVERHEAD 200
+
+/* What the entries will take on disk once the index is rewritten: body files, plus the index
+ * the records, keys and page slack make, scaled by what a compact copy of the current index
+ * takes per byte of that (model_scale). Eviction works on this figure. */
+typedef struct footprint_model {
+    double scale;
+} footprint_model;
+
+static int64_t footprint(const footprint_model *m, int64_t file_bytes, int64_t record_bytes, int64_t entries) {
+    return file_bytes + (int64_t)(m->scale * (double)(record_bytes + ENTRY_INDEX_OVERHEAD * entries));
 }
 
 typedef struct evict_ctx {
     const suc_compact_params *p;
+    footprint_model model;
+    uint64_t target;      /* on the footprint; UINT64_MAX: none */
     suc_op op;
     uint64_t evicted, expired, strays, freed;
     int done;
@@ -317,15 +334,20 @@ static void evict_reset(void *vctx) {
     ctx->done = 0;
 }
 
+static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_model *m) {
+    uint64_t files = 0, records = 0, entries = 0;
+    suc_meta_get(c, txn, "file_bytes", &files);
+    suc_meta_get(c, txn, "record_bytes", &records);
+    suc_meta_get(c, txn, "entries", &entries);
+    return footprint(m, (int64_t)files, (int64_t)records, (int64_t)entries);
+}
+
 /* One batch: walk by_use oldest first while over the target or older than the cutoff. */
 static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     evict_ctx *ctx = vctx;
     const suc_compact_params *p = ctx->p;
     uint32_t batch = p->batch ? p->batch : DEFAULT_BATCH;
-    uint64_t stored = 0, records = 0;
-    suc_meta_get(c, txn, "stored_bytes", &stored);
-    suc_meta_get(c, txn, "record_bytes", &records);
-    int64_t total = (int64_t)(stored + records);
+    int64_t total = current_footprint(c, txn, &ctx->model);
     suc_counters d = {0};
     ctx->done = 1;
     for (uint32_t n = 0; n < batch;) {
@@ -334,8 +356,9 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
-        if (!expired && !over_target(total, p->target_bytes)) break;
-        int64_t before = d.stored_bytes + d.record_bytes;
+        if (!expired && !(has_target(ctx->target) && total > (int64_t)ctx->target)) break;
+        int64_t before = footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
+        int64_t before_bytes = d.stored_bytes + d.record_bytes;
         int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);
         if (rc == MDB_NOTFOUND) {
             MDB_val tk = {SUC_TKEY_LEN, t};
@@ -344,9 +367,8 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
             continue;
         }
         if (rc) return rc;
-        int64_t freed = before - (d.stored_bytes + d.record_bytes);
-        total -= freed;
-        ctx->freed += (uint64_t)freed;
+        total -= before - footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
+        ctx->freed += (uint64_t)(before_bytes - (d.stored_bytes + d.record_bytes));
         ctx->evicted++;
         ctx->expired += expired;
         n++;
@@ -357,35 +379,143 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
 }
 
 /* Dry run: the same walk over read transactions, counting only. */
-static int evict_dry_run(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
+static int evict_dry_run(suc_cache *c, const evict_ctx *e, suc_compact_report *out, suc_error *err) {
+    const suc_compact_params *p = e->p;
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
-    uint64_t stored = 0, records = 0;
-    suc_meta_get(c, txn, "stored_bytes", &stored);
-    suc_meta_get(c, txn, "record_bytes", &records);
-    int64_t total = (int64_t)(stored + records);
+    int64_t total = current_footprint(c, txn, &e->model);
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     MDB_val k, v;
     for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != SUC_TKEY_LEN) continue;
         int expired = p->unused_before_ms && suc_tkey_time(k.mv_data) < p->unused_before_ms;
-        if (!expired && !over_target(total, p->target_bytes)) break;
+        if (!expired && !(has_target(e->target) && total > (int64_t)e->target)) break;
         MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
         suc_record r;
         if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) {
             out->stray_index_keys++;
             continue;
         }
-        int64_t freed = (int64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
-        total -= freed;
+        total -= footprint(&e->model, (int64_t)suc_record_file_bytes(&r, mv.mv_size), (int64_t)mv.mv_size, 1);
         out->evicted_entries++;
-        out->evicted_bytes += (uint64_t)freed;
+        out->evicted_bytes += (uint64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
         out->expired_entries += expired;
     }
     mdb_cursor_close(cur);
     suc_rtxn_end(c, txn);
+    return SUC_OK;
+}
+
+/* Pages in use by the tables (what a compact copy holds) and the counters the model needs. */
+typedef struct index_shape {
+    uint64_t used_bytes;   /* pages of the four tables + the two meta pages */
+    uint64_t record_bytes, entries;
+} index_shape;
+
+static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    memset(out, 0, sizeof *out);
+    const MDB_dbi dbis[4] = {c->dbi_main, c->dbi_by_time, c->dbi_by_use, c->dbi_meta};
+    MDB_stat st = {0};
+    for (int i = 0; i < 4; i++) {
+        if (mdb_stat(txn, dbis[i], &st)) continue;
+        out->used_bytes += (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * (uint64_t)st.ms_psize;
+    }
+    out->used_bytes += 4u * st.ms_psize; /* meta pages, the free list's root */
+    suc_meta_get(c, txn, "record_bytes", &out->record_bytes);
+    suc_meta_get(c, txn, "entries", &out->entries);
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}
+
+/* Evicts in batches until the footprint is under ctx->target (or only expired entries). */
+static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out, suc_error *err) {
+    for (;;) {
+        evict_ctx ctx = *proto;
+        memset(&ctx.op, 0, sizeof ctx.op);
+        int rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
+        if (rc == SUC_OK) {
+            suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
+            out->evicted_entries += ctx.evicted;
+            out->evicted_bytes += ctx.freed;
+            out->expired_entries += ctx.expired;
+            out->stray_index_keys += ctx.strays;
+            out->transactions++;
+            if (ctx.p->progress) ctx.p->progress(ctx.p->progress_ctx, out->evicted_entries, out->evicted_bytes);
+        }
+        suc_op_release(&ctx.op);
+        if (rc || ctx.done) return rc;
+    }
+}
+
+static int measure(suc_cache *c, suc_disk_usage *u, suc_error *err) {
+    return suc_cache_disk_usage(c, SUC_USAGE_MEASURE, u, err);
+}
+
+static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
+    int64_t t0 = suc_os_now_ms();
+    int rc = suc_index_rewrite(c, NULL, err);
+    int64_t ms = suc_os_now_ms() - t0;
+    if (rc == SUC_OK) {
+        out->index_rewrites++;
+        if ((uint64_t)ms > out->longest_rewrite_ms) out->longest_rewrite_ms = (uint64_t)ms;
+    }
+    return rc;
+}
+
+/* The rounds: plan from the model, evict, remove leftovers, rewrite, measure; again while the
+ * measurement is over the target (the model is an estimate; the measurement is `du`). */
+static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
+    suc_disk_usage u;
+    int rc = measure(c, &u, err);
+    if (rc) return rc;
+    out->disk_bytes_before = u.total_bytes;
+    out->index_bytes_before = u.index_bytes;
+    int64_t correction = 0;
+    for (int round = 0; round < 4; round++) {
+        index_shape shape;
+        if ((rc = read_shape(c, &shape, err))) return rc;
+        evict_ctx e = {0};
+        e.p = p;
+        uint64_t model_base = shape.record_bytes + ENTRY_INDEX_OVERHEAD * shape.entries;
+        e.model.scale = model_base ? (double)shape.used_bytes / (double)model_base : 1.0;
+        e.target = UINT64_MAX;
+        if (has_target(p->target_bytes)) {
+            /* What stays whatever we evict: directories, control files, the lock file and meta
+             * pages; leftovers too young to remove show up in the next round's correction. */
+            int64_t fixed = (int64_t)u.overhead_bytes + FIXED_INDEX_BYTES + correction;
+            int64_t t = (int64_t)p->target_bytes - fixed;
+            e.target = t > 0 ? (uint64_t)t : 0;
+        }
+        if (round == 0 || has_target(p->target_bytes)) {
+            if ((rc = evict_batches(c, &e, out, err))) return rc;
+        }
+        sweep_result s = {0};
+        if ((rc = sweep_files(c, p->grace_ms, 1, 0, &s, err))) return rc;
+        if (round == 0) {
+            out->orphan_files = s.orphans;
+            out->orphan_bytes = s.orphan_bytes;
+            out->temp_files = s.temps;
+        }
+        suc_remove_stale_generations(c);
+        if ((rc = measure(c, &u, err))) return rc;
+        if ((rc = read_shape(c, &shape, err))) return rc;
+        /* Rewrite when the index stands between us and the target, or a quarter of it is free. */
+        uint64_t reclaimable = u.index_bytes > shape.used_bytes ? u.index_bytes - shape.used_bytes : 0;
+        int over = has_target(p->target_bytes) && u.total_bytes > p->target_bytes;
+        if ((over && reclaimable > 0) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
+            if ((rc = rewrite(c, out, err))) return rc;
+            if ((rc = measure(c, &u, err))) return rc;
+        }
+        if (!has_target(p->target_bytes) || u.total_bytes <= p->target_bytes) break;
+        correction += (int64_t)(u.total_bytes - p->target_bytes);
+    }
+    out->disk_bytes_after = u.total_bytes;
+    out->index_bytes_after = u.index_bytes;
     return SUC_OK;
 }
 
@@ -397,31 +527,28 @@ int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *o
     int lockfd = -1;
     if ((rc = take_lock(c, p->wait_for_lock, &lockfd, err))) return rc;
     if (p->dry_run) {
-        rc = evict_dry_run(c, p, out, err);
-    } else {
-        for (;;) {
-            evict_ctx ctx = {0};
-            ctx.p = p;
-            rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
-            if (rc == SUC_OK) {
-                suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
-                out->evicted_entries += ctx.evicted;
-                out->evicted_bytes += ctx.freed;
-                out->expired_entries += ctx.expired;
-                out->stray_index_keys += ctx.strays;
-                out->transactions++;
-                if (p->progress) p->progress(p->progress_ctx, out->evicted_entries, out->evicted_bytes);
-            }
-            suc_op_release(&ctx.op);
-            if (rc || ctx.done) break;
+        index_shape shape;
+        suc_disk_usage u;
+        if (!(rc = read_shape(c, &shape, err)) && !(rc = measure(c, &u, err))) {
+            evict_ctx e = {0};
+            e.p = p;
+            uint64_t model_base = shape.record_bytes + ENTRY_INDEX_OVERHEAD * shape.entries;
+            e.model.scale = model_base ? (double)shape.used_bytes / (double)model_base : 1.0;
+            int64_t t = (int64_t)p->target_bytes - (int64_t)u.overhead_bytes - FIXED_INDEX_BYTES;
+            e.target = has_target(p->target_bytes) ? (t > 0 ? (uint64_t)t : 0) : UINT64_MAX;
+            out->disk_bytes_before = out->disk_bytes_after = u.total_bytes;
+            out->index_bytes_before = out->index_bytes_after = u.index_bytes;
+            rc = evict_dry_run(c, &e, out, err);
         }
-    }
-    if (rc == SUC_OK) {
-        sweep_result s = {0};
-        rc = sweep_files(c, p->grace_ms, !p->dry_run, 0, &s, err);
-        out->orphan_files = s.orphans;
-        out->orphan_bytes = s.orphan_bytes;
-        out->temp_files = s.temps;
+        if (!rc) {
+            sweep_result s = {0};
+            rc = sweep_files(c, p->grace_ms, 0, 0, &s, err);
+            out->orphan_files = s.orphans;
+            out->orphan_bytes = s.orphan_bytes;
+            out->temp_files = s.temps;
+        }
+    } else {
+        rc = compact_rounds(c, p, out, err);
     }
     flock(lockfd, LOCK_UN);
     suc_os_close(lockfd);
@@ -476,12 +603,14 @@ static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
         if (suc_record_decode(v.mv_data, v.mv_size, &r)) continue;
         s.body_bytes += (int64_t)r.body_size;
         s.stored_bytes += (int64_t)suc_record_stored_bytes(&r, v.mv_size);
+        s.file_bytes += (int64_t)suc_record_file_bytes(&r, v.mv_size);
     }
     mdb_cursor_close(cur);
     ctx->sums = s;
     if (suc_meta_put(c, txn, "entries", (uint64_t)s.entries) || suc_meta_put(c, txn, "body_bytes", (uint64_t)s.body_bytes) ||
         suc_meta_put(c, txn, "stored_bytes", (uint64_t)s.stored_bytes) ||
-        suc_meta_put(c, txn, "record_bytes", (uint64_t)s.record_bytes))
+        suc_meta_put(c, txn, "record_bytes", (uint64_t)s.record_bytes) ||
+        suc_meta_put(c, txn, "file_bytes", (uint64_t)s.file_bytes))
         return suc_fail(err, SUC_EINDEX, "mdb_put(meta)", 0, 0, "could not write counters");
     return SUC_OK;
 }

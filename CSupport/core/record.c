@@ -127,6 +127,12 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     return SUC_OK;
 }
 
+uint64_t suc_record_file_bytes(const suc_record *r, size_t rec_len) {
+    if (r->flags & SUC_REC_INLINE) return 0;
+    uint64_t len = SUC_BODY_HEADER_LEN + r->stored_size + rec_len;
+    return (len + SUC_DISK_BLOCK - 1) / SUC_DISK_BLOCK * SUC_DISK_BLOCK;
+}
+
 uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len) {
     return (r->flags & SUC_REC_INLINE) ? r->stored_size : SUC_BODY_HEADER_LEN + r->stored_size + rec_len;
 }

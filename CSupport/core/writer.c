@@ -318,12 +318,15 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     suc_ikey_make(p->key, p->key_len, p->variant, p->variant_len, op.ikey);
     op.record = meta;
     op.record_len = rec_len;
+    op.capacity_bytes = p->capacity_bytes;
     rc = suc_index_submit(c, &op, err);
     if (rc == SUC_OK) {
         published = 0; /* the index owns the file now */
         if (out_version) *out_version = op.version;
-        suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* the replaced body, after commit */
     }
+    /* The replaced and evicted bodies, after the commit that dropped them (a store refused for
+     * its size still committed the removal of the entry it would have replaced). */
+    if (rc == SUC_OK || rc == SUC_ECAPACITY) suc_body_unlink_ids(c, op.dead_ids, op.dead_count);
 
 out:
     if (published) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);

@@ -101,8 +101,9 @@ typedef struct suc_options {
     int compression_level;        /* zlib level 1…9; 0 = 1 (fastest) */
     uint32_t touch_interval_ms;   /* last-use times are updated at most this often; 0 = 60000 */
     uint64_t hard_cap_bytes;      /* online cap on stored + record bytes; 0 = none. A store that
-                                     would pass it first evicts least-recently-used entries (at
-                                     most 64, in the same commit); if still over: SUC_ECAPACITY */
+                                     would pass it first evicts least-recently-used entries in
+                                     the same commit (as URLCache does at its disk capacity); only
+                                     an entry larger than the cap itself fails: SUC_ECAPACITY */
 } suc_options;
 
 #define SUC_INLINE_NEVER UINT32_MAX
@@ -146,6 +147,8 @@ typedef struct suc_put_params {
     int64_t stored_at_ms;                        /* store time (ms since 1970) for remove-since */
     uint32_t app_flags;                          /* opaque to the core; returned on lookup */
     uint32_t flags;                              /* SUC_PUT_* */
+    uint64_t capacity_bytes;                     /* this store's online cap (see hard_cap_bytes);
+                                                    0 = the handle's hard_cap_bytes */
 } suc_put_params;
 
 /* A body being written: bytes are compressed and streamed to a temp file as they arrive, so a
@@ -311,6 +314,30 @@ int suc_cache_stats(suc_cache *cache, suc_stats *out, suc_error *err);
  * process that crashes has not yet written is lost (they are statistics, not data). */
 void suc_cache_count_usage(suc_cache *cache, uint64_t hits, uint64_t misses);
 
+/* ---- Disk usage ----------------------------------------------------------------------- */
+
+/* What the directory takes on disk, in allocated blocks, as `du -s --block-size=1` counts it
+ * (docs/Capacity.md). `total_bytes` = index_bytes + body_file_bytes + leftover_bytes +
+ * overhead_bytes. `entry_bytes` is informational: what the live entries take (their index
+ * records plus their body files), the figure eviction works on. */
+typedef struct suc_disk_usage {
+    uint64_t total_bytes;
+    uint64_t index_bytes;      /* the current index file and its lock file */
+    uint64_t body_file_bytes;  /* body files of live entries */
+    uint64_t leftover_bytes;   /* temp files, orphan bodies, retired index generations */
+    uint64_t leftover_files;
+    uint64_t overhead_bytes;   /* directories and the small control files */
+    uint64_t entry_bytes;      /* live entries: record bytes + body_file_bytes */
+    int measured;              /* 1: every file was stat'ed just now (SUC_USAGE_MEASURE) */
+} suc_disk_usage;
+
+/* Walk the whole directory and stat every file (exact; O(files)). Without it the figure comes
+ * from the counters, two fstat calls and a listing of tmp/ (cheap; leftovers and directories
+ * as the last measurement in this process found them). */
+#define SUC_USAGE_MEASURE 0x1u
+
+int suc_cache_disk_usage(suc_cache *cache, uint32_t flags, suc_disk_usage *out, suc_error *err);
+
 /* ---- Maintenance (compaction, verification, listing) ----------------------------------- */
 
 /* Walks every entry in index order, in read transactions of at most `batch` entries (so no
@@ -322,8 +349,9 @@ int suc_scan(suc_cache *cache, uint32_t batch, suc_scan_fn fn, void *ctx, uint64
              suc_error *err);
 
 typedef struct suc_compact_params {
-    uint64_t target_bytes;     /* evict by least recent use until stored + record bytes <= this;
-                                  UINT64_MAX = no size target */
+    uint64_t target_bytes;     /* hold the directory to this many bytes on disk, as `du` counts
+                                  them (suc_cache_disk_usage): evict least recently used entries,
+                                  remove leftovers, rewrite the index; UINT64_MAX = no target */
     int64_t unused_before_ms;  /* also evict entries last used before this time; 0 = none */
     uint64_t grace_ms;         /* orphan body files and temp files older than this are removed */
     uint32_t batch;            /* entries per write transaction; 0 = 1000 */
@@ -343,12 +371,23 @@ typedef struct suc_compact_report {
     uint64_t temp_files;
     uint64_t stray_index_keys; /* time-index keys whose record is gone */
     uint64_t transactions;
+    uint64_t disk_bytes_before;  /* suc_disk_usage total_bytes, measured, before and after */
+    uint64_t disk_bytes_after;
+    uint64_t index_bytes_before; /* the index file and its lock file */
+    uint64_t index_bytes_after;
+    uint64_t index_rewrites;     /* generations written (each one stops stores for its duration) */
+    uint64_t longest_rewrite_ms;
 } suc_compact_report;
 
 /*
  * Holds the directory to a size while services keep using it (`urlcache compact` from cron).
  * Eviction walks the last-use index oldest first in write transactions of `batch` entries and
  * unlinks bodies only after each commit (delete order), so live writers wait at most one batch.
+ * Then the index is rewritten compactly into a new generation when that is what stands between
+ * the directory and its target, or frees a quarter of the index file: LMDB never returns pages
+ * to the file system, so without it `du` would not go down. Stores wait for the rewrite (one
+ * write transaction); lookups never do. The eviction target comes from a model of the rewritten
+ * index; the result is measured, and up to four rounds close the gap.
  * Orphans — body files no record refers to, temp files of crashed writers — are removed only
  * when older than `grace_ms`, so an in-flight store is never touched. An advisory lock on
  * DIR/compact.lock keeps two compactions from overlapping (SUC_EBUSY, or wait).
@@ -389,7 +428,8 @@ int suc_verify(suc_cache *cache, uint32_t flags, suc_verify_report *out, suc_err
 #define SUC_FAULT_MALLOC 7
 #define SUC_FAULT_INFLATE 8
 #define SUC_FAULT_COMMIT 9
-#define SUC_FAULT_COUNT 10
+#define SUC_FAULT_REWRITE 10 /* the index rewrite's steps: 1 copied, 2 published, 3 switched */
+#define SUC_FAULT_COUNT 11
 
 /*
  * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with

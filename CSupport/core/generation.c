@@ -1,0 +1,292 @@
+/*
+ * generation.c — index generations: how the index file shrinks while every process keeps
+ * using the directory (docs/Capacity.md, "Index generations").
+ *
+ * LMDB never returns pages to the file system: after compaction evicts entries, index.lmdb
+ * keeps its size. So the index is rewritten compactly into a new file, the next generation,
+ * and every process switches to it:
+ *
+ *   1. The compactor takes the current index's write lock (an ordinary write transaction), so
+ *      no store can commit to it from here on, in any process. Readers go on.
+ *   2. It copies every table, in key order with MDB_APPEND (full pages, no free pages), into
+ *      index.g<N+1>.lmdb, and syncs the new file and the directory.
+ *   3. It publishes N+1 in the `generation` file (an aligned 8-byte store in a shared mapping,
+ *      then msync): from this instant every process's next operation sees the new number.
+ *   4. It ends the write transaction. A writer of any process that gets the old index's write
+ *      lock from now on finds the generation changed before it writes, aborts, follows and
+ *      retries in the new index: no acknowledged store can land in the old file.
+ *   5. The old files are unlinked; processes that still map them keep reading a consistent
+ *      snapshot until their next operation, which follows.
+ *
+ * A crash before 3 leaves an unpublished file (removed by the next compaction); a crash after
+ * 3 leaves the old files (likewise). Generation 0 is the file name every earlier release used,
+ * index.lmdb, so a directory that was never rewritten stays readable by them.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GEN_MAGIC "SUCGEN\0\1"
+#define GEN_FILE_LEN 16
+#define COPY_CHUNK 20000 /* entries per transaction of the new index while it is built */
+
+void suc_index_file_name(uint64_t gen, char out[SUC_INDEX_NAME_LEN]) {
+    if (gen == 0) snprintf(out, SUC_INDEX_NAME_LEN, "index.lmdb");
+    else snprintf(out, SUC_INDEX_NAME_LEN, "index.g%llu.lmdb", (unsigned long long)gen);
+}
+
+int suc_is_control_file(const char *name) {
+    return !strcmp(name, SUC_GEN_FILE) || !strcmp(name, "compact.lock");
+}
+
+int suc_is_index_file(const char *name) {
+    return !strncmp(name, "index.", 6) && (strstr(name, ".lmdb") != NULL);
+}
+
+/* ---- the generation file -------------------------------------------------------------- */
+
+/* Reads the generation file through a descriptor: 1 when it exists and is valid. */
+static int read_gen_file(int fd, uint64_t *out) {
+    uint8_t buf[GEN_FILE_LEN];
+    if (suc_os_pread_full(fd, buf, sizeof buf, 0) != (ssize_t)sizeof buf) return 0;
+    if (memcmp(buf, GEN_MAGIC, 8) != 0) return 0;
+    *out = suc_get_u64(buf + 8);
+    return 1;
+}
+
+int suc_gen_exists(int rootfd) {
+    int fd = suc_os_openat(rootfd, SUC_GEN_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return 0;
+    uint64_t g;
+    struct stat st;
+    int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_gen_file(fd, &g);
+    suc_os_close(fd);
+    return ok;
+}
+
+int suc_gen_create(int rootfd, uint64_t gen, suc_error *err) {
+    /* Written aside and renamed into place: a reader never sees a half-written file. */
+    char tmp[64];
+    uint8_t rnd[8];
+    (void)suc_os_random(rnd, sizeof rnd);
+    snprintf(tmp, sizeof tmp, ".generation-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+             rnd[4], rnd[5], rnd[6], rnd[7]);
+    int fd = suc_os_openat(rootfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0660);
+    if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
+    (void)suc_os_fchmod(fd, 0660);
+    suc_adopt_owner(rootfd, fd);
+    uint8_t buf[GEN_FILE_LEN];
+    memcpy(buf, GEN_MAGIC, 8);
+    suc_put_u64(buf + 8, gen);
+    int rc = SUC_OK;
+    if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0) rc = suc_fail_errno(err, "pwrite(generation)", errno);
+    else if (suc_os_fsync(fd) < 0) rc = suc_fail_errno(err, "fsync(generation)", errno);
+    suc_os_close(fd);
+    if (!rc && suc_os_renameat(rootfd, tmp, rootfd, SUC_GEN_FILE) < 0) rc = suc_fail_errno(err, "renameat(generation)", errno);
+    if (rc) (void)suc_os_unlinkat(rootfd, tmp, 0);
+    else (void)suc_os_fsync(rootfd);
+    return rc;
+}
+
+int suc_gen_map(suc_cache *c, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, SUC_GEN_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
+    struct stat st;
+    uint64_t g;
+    if (suc_os_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < GEN_FILE_LEN || !read_gen_file(fd, &g)) {
+        suc_os_close(fd);
+        return suc_fail(err, SUC_ECORRUPT, "read(generation)", 0, 0, "the generation file is damaged");
+    }
+    void *m = mmap(NULL, GEN_FILE_LEN, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        int e = errno;
+        suc_os_close(fd);
+        return suc_fail_errno(err, "mmap(generation)", e);
+    }
+    c->genfd = fd;
+    c->genmap = m;
+    return SUC_OK;
+}
+
+void suc_gen_unmap(suc_cache *c) {
+    if (c->genmap) munmap((void *)c->genmap, GEN_FILE_LEN);
+    c->genmap = NULL;
+    suc_os_close(c->genfd);
+    c->genfd = -1;
+}
+
+uint64_t suc_gen_published(const suc_cache *c) {
+    /* Little-endian on every platform this builds for (the file's byte order). */
+    return __atomic_load_n((const uint64_t *)(c->genmap + 8), __ATOMIC_ACQUIRE);
+}
+
+/* Step 3: the new number, visible at once through every process's mapping, then durable. */
+static int publish(suc_cache *c, uint64_t gen, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, SUC_GEN_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
+    uint8_t *m = mmap(NULL, GEN_FILE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        int e = errno;
+        suc_os_close(fd);
+        return suc_fail_errno(err, "mmap(generation)", e);
+    }
+    __atomic_store_n((uint64_t *)(m + 8), gen, __ATOMIC_RELEASE);
+    int rc = msync(m, GEN_FILE_LEN, MS_SYNC) < 0 ? suc_fail_errno(err, "msync(generation)", errno) : SUC_OK;
+    munmap(m, GEN_FILE_LEN);
+    suc_os_close(fd);
+    return rc;
+}
+
+/* ---- the rewrite ----------------------------------------------------------------------- */
+
+typedef struct rewrite_ctx {
+    uint64_t new_gen;
+    uint64_t entries;
+    uint64_t bytes;
+} rewrite_ctx;
+
+/* Copies one table of `src` into `dst` in key order (MDB_APPEND: every page filled). */
+static int copy_table(MDB_txn *src, MDB_dbi sdbi, MDB_env *dst, const char *name, uint64_t *copied, suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(src, sdbi, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(rewrite)", mrc);
+    MDB_txn *t = NULL;
+    MDB_dbi ddbi;
+    MDB_val k, v;
+    uint64_t n = 0;
+    int rc = SUC_OK;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (!t) {
+            int trc = mdb_txn_begin(dst, NULL, 0, &t);
+            if (!trc) trc = mdb_dbi_open(t, name, MDB_CREATE, &ddbi);
+            if (trc) {
+                rc = suc_fail_mdb(err, "mdb_txn_begin(rewrite)", trc);
+                break;
+            }
+        }
+        int prc = mdb_put(t, ddbi, &k, &v, MDB_APPEND);
+        if (prc) {
+            rc = suc_fail_mdb(err, "mdb_put(rewrite)", prc);
+            break;
+        }
+        if (++n % COPY_CHUNK == 0) {
+            int crc = mdb_txn_commit(t);
+            t = NULL;
+            if (crc) {
+                rc = suc_fail_mdb(err, "mdb_txn_commit(rewrite)", crc);
+                break;
+            }
+        }
+    }
+    if (!rc && mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(rewrite)", mrc);
+    mdb_cursor_close(cur);
+    if (!rc && !t) { /* an empty table still exists in the copy */
+        int trc = mdb_txn_begin(dst, NULL, 0, &t);
+        if (!trc) trc = mdb_dbi_open(t, name, MDB_CREATE, &ddbi);
+        if (trc) rc = suc_fail_mdb(err, "mdb_dbi_open(rewrite)", trc);
+    }
+    if (t) {
+        if (rc) mdb_txn_abort(t);
+        else if ((mrc = mdb_txn_commit(t))) rc = suc_fail_mdb(err, "mdb_txn_commit(rewrite)", mrc);
+    }
+    *copied += n;
+    return rc;
+}
+
+/* Removes the files of generation `gen` (data and lock). */
+static void unlink_generation(suc_cache *c, uint64_t gen) {
+    char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
+    suc_index_file_name(gen, data);
+    snprintf(lock, sizeof lock, "%s-lock", data);
+    (void)suc_os_unlinkat(c->rootfd, data, 0);
+    (void)suc_os_unlinkat(c->rootfd, lock, 0);
+}
+
+/* Steps 1–4, inside the current index's write transaction `txn`. */
+static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    rewrite_ctx *ctx = vctx;
+    ctx->new_gen = c->gen + 1;
+    ctx->entries = 0;
+    char data[SUC_INDEX_NAME_LEN];
+    suc_index_file_name(ctx->new_gen, data);
+    unlink_generation(c, ctx->new_gen); /* an earlier compaction's unpublished attempt */
+    int fd = suc_os_openat(c->rootfd, data, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0660);
+    if (fd < 0) return suc_fail_errno(err, "openat(new index)", errno);
+    (void)suc_os_fchmod(fd, 0660);
+    suc_adopt_owner(c->rootfd, fd);
+    suc_os_close(fd);
+    if (suc_prepare_index_file(c->rootfd, data, 1, 1, err)) return err ? err->code : SUC_EIO;
+
+    MDB_env *dst = NULL;
+    int rc = SUC_OK, mrc;
+    char path[4096];
+    suc_index_path(c, data, path, sizeof path);
+    if ((mrc = mdb_env_create(&dst)) || (mrc = mdb_env_set_maxdbs(dst, 8)) ||
+        (mrc = mdb_env_set_maxreaders(dst, c->opts.max_readers)) ||
+        (mrc = mdb_env_set_mapsize(dst, (size_t)c->map_size)) ||
+        (mrc = mdb_env_open(dst, path, MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD | MDB_NOSYNC, 0660))) {
+        rc = suc_fail_mdb(err, "mdb_env_open(new index)", mrc);
+        goto out;
+    }
+    const MDB_dbi src[4] = {c->dbi_main, c->dbi_by_time, c->dbi_by_use, c->dbi_meta};
+    static const char *names[4] = {"main", "by_time", "by_use", "meta"};
+    for (int i = 0; i < 4 && !rc; i++) {
+        uint64_t n = 0;
+        rc = copy_table(txn, src[i], dst, names[i], &n, err);
+        if (i == 0) ctx->entries = n;
+    }
+    if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(copied)", errno);
+    if (!rc && (mrc = mdb_env_sync(dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
+    mdb_env_close(dst);
+    dst = NULL;
+    if (!rc && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
+    if (!rc) rc = publish(c, ctx->new_gen, err);
+    /* Killed here: published, the old write lock released by the process's death. */
+    if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(published)", errno);
+out:
+    if (dst) mdb_env_close(dst);
+    if (rc) {
+        if (c->genmap && suc_gen_published(c) != ctx->new_gen) unlink_generation(c, ctx->new_gen);
+    }
+    return rc;
+}
+
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    /* Follow first, so the copy starts from the newest generation. */
+    if ((rc = suc_cache_follow(c, err))) return rc;
+    rewrite_ctx ctx = {0};
+    uint64_t old_gen = c->gen;
+    rc = suc_write_txn_ex(c, rewrite_apply, NULL, &ctx, 1, err);
+    if (rc) return rc;
+    if (suc_os_fault(SUC_FAULT_REWRITE)) return suc_fail_errno(err, "rewrite(switched)", errno);
+    if ((rc = suc_cache_follow(c, err))) return rc;
+    if (c->gen != old_gen) unlink_generation(c, old_gen);
+    if (out_entries) *out_entries = ctx.entries;
+    return SUC_OK;
+}
+
+int suc_remove_stale_generations(suc_cache *c) {
+    /* Only under the compaction lock: no other compactor builds a generation meanwhile. */
+    int removed = 0;
+    uint64_t current = suc_gen_published(c);
+    for (uint64_t g = 0; g < current; g++) {
+        char data[SUC_INDEX_NAME_LEN];
+        suc_index_file_name(g, data);
+        struct stat st;
+        if (fstatat(c->rootfd, data, &st, AT_SYMLINK_NOFOLLOW) == 0) removed++;
+        if (g + 64 < current) continue; /* older ones were removed by earlier compactions */
+        unlink_generation(c, g);
+    }
+    unlink_generation(c, current + 1); /* an unpublished attempt */
+    return removed;
+}

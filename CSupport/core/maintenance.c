@@ -322,6 +322,7 @@ typedef struct evict_ctx {
     const suc_compact_params *p;
     footprint_model model;
     uint64_t target;      /* on the footprint; UINT64_MAX: none */
+    uint64_t entry_target; /* on stored + record bytes (suc_compact_params.target_bytes) */
     suc_op op;
     uint64_t evicted, expired, strays, freed;
     int done;
@@ -334,20 +335,25 @@ static void evict_reset(void *vctx) {
     ctx->done = 0;
 }
 
-static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_model *m) {
-    uint64_t files = 0, records = 0, entries = 0;
+static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_model *m, int64_t *entry_bytes) {
+    uint64_t files = 0, records = 0, entries = 0, stored = 0;
     suc_meta_get(c, txn, "file_bytes", &files);
     suc_meta_get(c, txn, "record_bytes", &records);
     suc_meta_get(c, txn, "entries", &entries);
+    suc_meta_get(c, txn, "stored_bytes", &stored);
+    *entry_bytes = (int64_t)(stored + records);
     return footprint(m, (int64_t)files, (int64_t)records, (int64_t)entries);
 }
+
+static int over(int64_t value, uint64_t target) { return has_target(target) && value > (int64_t)target; }
 
 /* One batch: walk by_use oldest first while over the target or older than the cutoff. */
 static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     evict_ctx *ctx = vctx;
     const suc_compact_params *p = ctx->p;
     uint32_t batch = p->batch ? p->batch : DEFAULT_BATCH;
-    int64_t total = current_footprint(c, txn, &ctx->model);
+    int64_t entry_bytes = 0;
+    int64_t total = current_footprint(c, txn, &ctx->model, &entry_bytes);
     suc_counters d = {0};
     ctx->done = 1;
     for (uint32_t n = 0; n < batch;) {
@@ -356,7 +362,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
-        if (!expired && !(has_target(ctx->target) && total > (int64_t)ctx->target)) break;
+        if (!expired && !over(total, ctx->target) && !over(entry_bytes, ctx->entry_target)) break;
         int64_t before = footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
         int64_t before_bytes = d.stored_bytes + d.record_bytes;
         int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);
@@ -368,6 +374,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         }
         if (rc) return rc;
         total -= before - footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
+        entry_bytes -= before_bytes - (d.stored_bytes + d.record_bytes);
         ctx->freed += (uint64_t)(before_bytes - (d.stored_bytes + d.record_bytes));
         ctx->evicted++;
         ctx->expired += expired;
@@ -384,14 +391,15 @@ static int evict_dry_run(suc_cache *c, const evict_ctx *e, suc_compact_report *o
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
-    int64_t total = current_footprint(c, txn, &e->model);
+    int64_t entry_bytes = 0;
+    int64_t total = current_footprint(c, txn, &e->model, &entry_bytes);
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     MDB_val k, v;
     for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != SUC_TKEY_LEN) continue;
         int expired = p->unused_before_ms && suc_tkey_time(k.mv_data) < p->unused_before_ms;
-        if (!expired && !(has_target(e->target) && total > (int64_t)e->target)) break;
+        if (!expired && !over(total, e->target) && !over(entry_bytes, e->entry_target)) break;
         MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
         suc_record r;
         if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) {
@@ -399,6 +407,7 @@ static int evict_dry_run(suc_cache *c, const evict_ctx *e, suc_compact_report *o
             continue;
         }
         total -= footprint(&e->model, (int64_t)suc_record_file_bytes(&r, mv.mv_size), (int64_t)mv.mv_size, 1);
+        entry_bytes -= (int64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
         out->evicted_entries++;
         out->evicted_bytes += (uint64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
         out->expired_entries += expired;
@@ -470,6 +479,7 @@ static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
 /* The rounds: plan from the model, evict, remove leftovers, rewrite, measure; again while the
  * measurement is over the target (the model is an estimate; the measurement is `du`). */
 static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
+    uint64_t disk_target = p->disk_target_bytes ? p->disk_target_bytes : UINT64_MAX;
     suc_disk_usage u;
     int rc = measure(c, &u, err);
     if (rc) return rc;
@@ -481,17 +491,18 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
         if ((rc = read_shape(c, &shape, err))) return rc;
         evict_ctx e = {0};
         e.p = p;
+        e.entry_target = round == 0 ? p->target_bytes : UINT64_MAX;
         uint64_t model_base = shape.record_bytes + ENTRY_INDEX_OVERHEAD * shape.entries;
         e.model.scale = model_base ? (double)shape.used_bytes / (double)model_base : 1.0;
         e.target = UINT64_MAX;
-        if (has_target(p->target_bytes)) {
+        if (has_target(disk_target) && u.total_bytes > disk_target) {
             /* What stays whatever we evict: directories, control files, the lock file and meta
              * pages; leftovers too young to remove show up in the next round's correction. */
             int64_t fixed = (int64_t)u.overhead_bytes + FIXED_INDEX_BYTES + correction;
-            int64_t t = (int64_t)p->target_bytes - fixed;
+            int64_t t = (int64_t)disk_target - fixed;
             e.target = t > 0 ? (uint64_t)t : 0;
         }
-        if (round == 0 || has_target(p->target_bytes)) {
+        if (round == 0 || has_target(disk_target)) {
             if ((rc = evict_batches(c, &e, out, err))) return rc;
         }
         sweep_result s = {0};
@@ -506,13 +517,13 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
         if ((rc = read_shape(c, &shape, err))) return rc;
         /* Rewrite when the index stands between us and the target, or a quarter of it is free. */
         uint64_t reclaimable = u.index_bytes > shape.used_bytes ? u.index_bytes - shape.used_bytes : 0;
-        int over = has_target(p->target_bytes) && u.total_bytes > p->target_bytes;
-        if ((over && reclaimable > 0) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
+        int over_disk = has_target(disk_target) && u.total_bytes > disk_target;
+        if ((over_disk && reclaimable > 0) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
             if ((rc = rewrite(c, out, err))) return rc;
             if ((rc = measure(c, &u, err))) return rc;
         }
-        if (!has_target(p->target_bytes) || u.total_bytes <= p->target_bytes) break;
-        correction += (int64_t)(u.total_bytes - p->target_bytes);
+        if (!has_target(disk_target) || u.total_bytes <= disk_target) break;
+        correction += (int64_t)(u.total_bytes - disk_target);
     }
     out->disk_bytes_after = u.total_bytes;
     out->index_bytes_after = u.index_bytes;
@@ -527,15 +538,17 @@ int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *o
     int lockfd = -1;
     if ((rc = take_lock(c, p->wait_for_lock, &lockfd, err))) return rc;
     if (p->dry_run) {
+        uint64_t disk_target = p->disk_target_bytes ? p->disk_target_bytes : UINT64_MAX;
         index_shape shape;
         suc_disk_usage u;
         if (!(rc = read_shape(c, &shape, err)) && !(rc = measure(c, &u, err))) {
             evict_ctx e = {0};
             e.p = p;
+            e.entry_target = p->target_bytes;
             uint64_t model_base = shape.record_bytes + ENTRY_INDEX_OVERHEAD * shape.entries;
             e.model.scale = model_base ? (double)shape.used_bytes / (double)model_base : 1.0;
-            int64_t t = (int64_t)p->target_bytes - (int64_t)u.overhead_bytes - FIXED_INDEX_BYTES;
-            e.target = has_target(p->target_bytes) ? (t > 0 ? (uint64_t)t : 0) : UINT64_MAX;
+            int64_t t = (int64_t)disk_target - (int64_t)u.overhead_bytes - FIXED_INDEX_BYTES;
+            e.target = has_target(disk_target) ? (t > 0 ? (uint64_t)t : 0) : UINT64_MAX;
             out->disk_bytes_before = out->disk_bytes_after = u.total_bytes;
             out->index_bytes_before = out->index_bytes_after = u.index_bytes;
             rc = evict_dry_run(c, &e, out, err);

@@ -349,9 +349,11 @@ int suc_scan(suc_cache *cache, uint32_t batch, suc_scan_fn fn, void *ctx, uint64
              suc_error *err);
 
 typedef struct suc_compact_params {
-    uint64_t target_bytes;     /* hold the directory to this many bytes on disk, as `du` counts
-                                  them (suc_cache_disk_usage): evict least recently used entries,
-                                  remove leftovers, rewrite the index; UINT64_MAX = no target */
+    uint64_t target_bytes;     /* evict by least recent use until stored + record bytes <= this;
+                                  UINT64_MAX = no size target */
+    uint64_t disk_target_bytes; /* hold the directory to this many bytes on disk as `du` counts
+                                  them (suc_cache_disk_usage): evict, remove leftovers, rewrite
+                                  the index, measure; 0 or UINT64_MAX = no such target */
     int64_t unused_before_ms;  /* also evict entries last used before this time; 0 = none */
     uint64_t grace_ms;         /* orphan body files and temp files older than this are removed */
     uint32_t batch;            /* entries per write transaction; 0 = 1000 */

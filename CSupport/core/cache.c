@@ -652,8 +652,10 @@ static int create_layout(suc_cache *c, const char *path, int create, suc_error *
     return suc_gen_create(c->rootfd, 0, err);
 }
 
-/* Opens the current generation; a rewrite may switch it between reading and opening. */
-static int open_current(suc_cache *c, suc_error *err) {
+/* Opens the current generation; a rewrite may switch it between reading and opening. An index
+ * file that is gone for good (deleted by hand, lost) is made anew when `create` asks, as for a
+ * new directory: `urlcache verify --rebuild` then restores entries from the body files. */
+static int open_current(suc_cache *c, int create, const char *path, suc_error *err) {
     int rc = SUC_OK;
     for (int attempt = 0; attempt < 16; attempt++) {
         uint64_t g = suc_gen_published(c);
@@ -661,13 +663,13 @@ static int open_current(suc_cache *c, suc_error *err) {
         MDB_env *env = NULL;
         rc = open_generation_env(c, g, 0, &env, err);
         if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue;
-        if (rc) return rc == SUC_ENOENT ? suc_fail(err, SUC_ECORRUPT, "open(index)", ENOENT, 0,
-                                                   "the generation file names index generation %llu, which is missing",
-                                                   (unsigned long long)g)
-                           : rc;
+        int lost = rc == SUC_ENOENT;
+        if (lost && create) rc = open_generation_env(c, g, 1, &env, err);
+        else if (lost) rc = suc_fail(err, SUC_ENOTCACHE, "open(index)", ENOENT, 0, "%s holds no cache index", path);
+        if (rc) return rc;
         if (c->env) mdb_env_close(c->env);
         adopt_env(c, env, g);
-        init_ctx ictx = {0};
+        init_ctx ictx = {lost};
         if ((rc = suc_write_txn(c, init_tables, NULL, &ictx, err))) return rc;
         break;
     }
@@ -754,7 +756,7 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
         (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
-        (rc = open_current(c, err)))
+        (rc = open_current(c, o.create, path, err)))
         goto out;
 
     c->refcount = 1;

@@ -210,23 +210,24 @@ int suc_index_least_recent(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]
     return mrc;
 }
 
-/* Evicts least-recently-used entries inside `txn` until stored + record bytes (counters plus
- * `d`) fit under `limit`, at most `max` of them; the dead body ids go to `op`. */
+/* Evicts least-recently-used entries inside `txn` until what the entries take on disk (record
+ * bytes + block-rounded body files, counters plus `d`: suc_disk_usage's entry_bytes) fits
+ * under `limit`, at most `max` of them; the dead body ids go to `op`. */
 int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
                         suc_counters *d, uint64_t *out_evicted, suc_error *err) {
-    uint64_t stored = 0, records = 0;
-    int rc = suc_meta_get(c, txn, "stored_bytes", &stored);
+    uint64_t files = 0, records = 0;
+    int rc = suc_meta_get(c, txn, "file_bytes", &files);
     if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
     rc = suc_meta_get(c, txn, "record_bytes", &records);
     if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
-    int64_t total = (int64_t)(stored + records) + d->stored_bytes + d->record_bytes;
+    int64_t total = (int64_t)(files + records) + d->file_bytes + d->record_bytes;
     uint64_t evicted = 0;
     while (total > (int64_t)limit && evicted < max) {
         uint8_t t[SUC_TKEY_LEN];
         int mrc = suc_index_least_recent(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
-        int64_t before = d->stored_bytes + d->record_bytes;
+        int64_t before = d->file_bytes + d->record_bytes;
         rc = suc_index_delete(c, txn, t + 8, op, d, err);
         if (rc == MDB_NOTFOUND) { /* stray: its record is gone */
             MDB_val tk = {SUC_TKEY_LEN, t};
@@ -234,7 +235,7 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
             continue;
         }
         if (rc) return rc;
-        total += (d->stored_bytes + d->record_bytes) - before;
+        total += (d->file_bytes + d->record_bytes) - before;
         evicted++;
     }
     d->evictions += (int64_t)evicted;
@@ -253,7 +254,7 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
     if (cap) {
         suc_record r;
         if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
-            uint64_t need = (uint64_t)op->record_len + suc_record_stored_bytes(&r, op->record_len);
+            uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
             /* The entry it replaces goes first: its bytes are not in the way. */
             int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
             if (rc && rc != MDB_NOTFOUND) return rc;

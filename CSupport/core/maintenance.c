@@ -187,7 +187,7 @@ out:
 }
 
 typedef struct sweep_result {
-    uint64_t orphans, orphan_bytes, temps, restored;
+    uint64_t orphans, orphan_bytes, temps, temp_bytes, restored;
 } sweep_result;
 
 typedef struct restore_ctx {
@@ -249,6 +249,7 @@ static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore,
             int old = mtime_ms <= cutoff;
             if (is_tmp) {
                 res->temps++;
+                res->temp_bytes += (uint64_t)st.st_blocks * 512u;
                 if (remove && old) (void)suc_os_unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
                 continue;
             }
@@ -267,7 +268,7 @@ static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore,
             }
             free(trailer);
             res->orphans++;
-            res->orphan_bytes += (uint64_t)st.st_size;
+            res->orphan_bytes += (uint64_t)st.st_blocks * 512u;
             if (remove && old) (void)suc_os_unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
         }
         closedir(d);
@@ -568,6 +569,18 @@ int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *o
     return rc;
 }
 
+int suc_rewrite_index(suc_cache *c, int wait_for_lock, uint64_t *out_entries, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    int lockfd = -1;
+    if ((rc = take_lock(c, wait_for_lock, &lockfd, err))) return rc;
+    rc = suc_index_rewrite(c, out_entries, err);
+    if (!rc) suc_remove_stale_generations(c);
+    flock(lockfd, LOCK_UN);
+    suc_os_close(lockfd);
+    return rc;
+}
+
 /* ---- verification -------------------------------------------------------------------- */
 
 /* Checks one file-backed body: size and header always, the whole stream with `full`. */
@@ -730,6 +743,7 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
             sums.body_bytes += (int64_t)r.body_size;
             sums.stored_bytes += (int64_t)suc_record_stored_bytes(&r, items[i].len);
             int brc = SUC_OK;
+            if (r.flags & SUC_REC_INLINE) out->inline_entries++;
             if (r.flags & SUC_REC_INLINE) {
                 if (flags & SUC_VERIFY_BODIES) {
                     uint8_t *body = NULL;
@@ -766,6 +780,7 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
         rc = sweep_files(c, 10 * 60 * 1000, fix, (flags & SUC_VERIFY_REBUILD) != 0, &s, err);
         out->orphan_files = s.orphans;
         out->temp_files = s.temps;
+        out->leftover_bytes = s.orphan_bytes + s.temp_bytes;
         out->rebuilt = (int)s.restored;
     }
     /* Counters. */

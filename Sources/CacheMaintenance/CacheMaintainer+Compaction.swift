@@ -5,9 +5,12 @@ import SharedURLCacheStore
 ///
 /// Policy: least recently used first (by last use, recorded lazily by every process's hits), because
 /// an HTTP cache's value is in what is being requested now; the store's last-use index makes the
-/// walk oldest-first without a scan. Size eviction uses two marks so an hourly cron run does not
-/// trim a little every hour: nothing is evicted for size while the directory is at or under
-/// `maxSize`; once over, entries go until it is at `lowWater`.
+/// walk oldest-first without a scan. Size is what `du` shows for the directory (allocated blocks:
+/// index file, bodies, leftovers, directories). Two marks: services evict online at their capacity
+/// (`maxSize`, the same figure as `SharedCache.diskCapacity` or `urlcache proxy --disk-capacity`),
+/// and a run that finds the directory over `lowWater` brings it down to `lowWater`, rewriting the
+/// index when that is what stands in the way, so cron keeps headroom below the capacity
+/// (docs/Capacity.md).
 public struct CompactionOptions: Sendable, Hashable {
     /// The directory's capacity (bytes, or a percentage of its file system); `nil`: no size limit.
     public var maxSize: SizeLimit?
@@ -30,15 +33,11 @@ public struct CompactionOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// The sizes a compaction worked from and the target it gave the store.
+/// The sizes a compaction worked from and the targets it gave the store.
 ///
-/// Size is what the store counts per entry, `entryBytes` = bodies on disk (with their header and
-/// record copy) + index records: the same measure as the online hard cap
-/// (`CacheStoreConfiguration.hardCapacityBytes`), so the two limits can be set side by side.
-/// The index file's own overhead (B-tree pages, the time indexes, free pages) is reported in
-/// `indexUsedBytes` but not counted: LMDB never shrinks its file, it reuses freed pages, so
-/// counting its high-water mark would make every later run evict again although nothing grew.
-/// Leave headroom for it (the low-water mark, `--min-free`).
+/// `diskTargetBytes` is on what `du` shows (the store measures it, evicts, removes leftovers and
+/// rewrites the index until the directory is under it); `targetBytes` (from `--min-free`) is on
+/// `entryBytes` = bodies on disk (with their header and record copy) + index records.
 public struct CompactionPlan: Sendable, Hashable, Codable {
     public var entryBytes: Int
     /// The index file in use (last page), informational.
@@ -47,8 +46,11 @@ public struct CompactionPlan: Sendable, Hashable, Codable {
     public var maxSizeBytes: Int?
     public var lowWaterBytes: Int?
     public var minFreeBytes: Int?
-    /// The bound on `entryBytes` the store evicts down to; `nil`: no eviction for size.
+    /// The bound on `entryBytes` the store evicts down to (`--min-free`); `nil`: none.
     public var targetBytes: Int?
+    /// The bound on the directory's bytes on disk (`du`) the store brings it down to when over
+    /// it: the low-water mark of `maxSize`; `nil`: none.
+    public var diskTargetBytes: Int?
     /// Entries last used before this go (`maxAge`).
     public var unusedBefore: Date?
     /// Why anything is evicted: `over-max-size`, `below-min-free`, `max-age`.
@@ -78,7 +80,7 @@ public struct CompactionPlan: Sendable, Hashable, Codable {
         let entryBytes = storedBytes + recordBytes
         var plan = CompactionPlan(
             entryBytes: entryBytes, indexUsedBytes: indexUsedBytes, fileSystem: fileSystem, maxSizeBytes: nil, lowWaterBytes: nil, minFreeBytes: nil, targetBytes: nil,
-            unusedBefore: nil, reasons: [])
+            diskTargetBytes: nil, unusedBefore: nil, reasons: [])
         var targets: [Int] = []
         if let maxSize = try resolveOnFileSystem(options.maxSize, "--max-size") {
             let lowWater = options.lowWater.resolved(of: maxSize)
@@ -87,10 +89,8 @@ public struct CompactionPlan: Sendable, Hashable, Codable {
             }
             plan.maxSizeBytes = maxSize
             plan.lowWaterBytes = lowWater
-            if entryBytes > maxSize {
-                targets.append(lowWater)
-                plan.reasons.append("over-max-size")
-            }
+            // Whether the directory is over it is measured by the store (du), not known here.
+            plan.diskTargetBytes = lowWater
         }
         if let minFree = try resolveOnFileSystem(options.minFree, "--min-free"), let fileSystem {
             plan.minFreeBytes = minFree
@@ -119,6 +119,9 @@ public struct CompactionSummary: TextReport, Sendable, Hashable, Codable {
     public var entriesAfter: Int
     public var entryBytesBefore: Int
     public var entryBytesAfter: Int
+    /// Why anything was evicted, as found by the run (`over-low-water` when the directory's
+    /// measured size was over the plan's disk target), after the plan's own reasons.
+    public var reasons: [String]
     /// The directory's eviction counter after the run (shared by every process, ever).
     public var evictionsCounter: Int
     public var seconds: Double
@@ -129,7 +132,9 @@ public struct CompactionSummary: TextReport, Sendable, Hashable, Codable {
         var rows: [(String, String)] = [
             ("directory", directory),
             ("mode", dryRun ? "dry run (nothing changed)" : "compacted"),
-            ("size before", "\(TextFormat.bytes(entryBytesBefore)) in entries; index file \(TextFormat.bytes(plan.indexUsedBytes)) in use"),
+            ("on disk (du)", "\(TextFormat.bytes(result.diskBytesBefore)) → \(TextFormat.bytes(result.diskBytesAfter))"),
+            ("index file", "\(TextFormat.bytes(result.indexBytesBefore)) → \(TextFormat.bytes(result.indexBytesAfter))"
+                + (result.indexRewrites > 0 ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)" : "")),
         ]
         if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {
             rows.append(("max size / low water", "\(TextFormat.bytes(max)) / \(TextFormat.bytes(low))"))
@@ -138,7 +143,7 @@ public struct CompactionSummary: TextReport, Sendable, Hashable, Codable {
             rows.append(("min free / available", "\(TextFormat.bytes(minFree)) / \(TextFormat.bytes(fs.availableBytes))"))
         }
         if let cutoff = plan.unusedBefore { rows.append(("evict unused before", TextFormat.date(cutoff))) }
-        rows.append(("reasons", plan.reasons.isEmpty ? "none (within limits; swept orphans only)" : plan.reasons.joined(separator: ", ")))
+        rows.append(("reasons", reasons.isEmpty ? "none (within limits; swept leftovers only)" : reasons.joined(separator: ", ")))
         let verb = dryRun ? "would evict" : "evicted"
         rows += [
             (verb, "\(result.evictedEntries) entries, \(TextFormat.bytes(result.evictedBytes)) (\(result.expiredEntries) for age)"),
@@ -190,6 +195,8 @@ extension CacheMaintainer {
         let result = attempt.result!
         let after = try store.statistics()
         let seconds = (ContinuousClock.now - start).timeInterval
+        var reasons = plan.reasons
+        if let target = plan.diskTargetBytes, result.diskBytesBefore > target { reasons.insert("over-low-water", at: 0) }
         // Other processes keep storing meanwhile, so "after" is the directory now, not before − evicted.
         return CompactionSummary(
             directory: directory, dryRun: options.dryRun, plan: plan, result: result,
@@ -197,6 +204,7 @@ extension CacheMaintainer {
             entriesAfter: options.dryRun ? before.entries - result.evictedEntries : after.entries,
             entryBytesBefore: plan.entryBytes,
             entryBytesAfter: options.dryRun ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
+            reasons: reasons,
             evictionsCounter: after.evictions, seconds: seconds,
             evictedPerSecond: seconds > 0 ? Double(result.evictedEntries) / seconds : 0)
     }
@@ -210,6 +218,7 @@ extension CacheMaintainer {
         let before = try store.statistics()
         let plan = try CompactionPlan.make(statistics: before, options: options, fileSystem: space, now: now)
         var policy = CompactionPolicy(targetBytes: plan.targetBytes, unusedBefore: plan.unusedBefore)
+        policy.diskTargetBytes = plan.diskTargetBytes
         policy.gracePeriod = options.gracePeriod
         policy.batchSize = options.batchSize
         policy.dryRun = options.dryRun

@@ -6,6 +6,10 @@ public struct CompactionPolicy: Sendable, Hashable {
     /// Evict least-recently-used entries until entries take at most this many bytes (bodies +
     /// records); `nil`: no size target.
     public var targetBytes: Int?
+    /// Bring the whole directory to at most this many bytes on disk as `du` counts them (index
+    /// file included, which is rewritten into a new generation when that is what stands in the
+    /// way; leftovers past the grace period removed), when it is over; `nil`: no such target.
+    public var diskTargetBytes: Int?
     /// Also evict entries not used since this date.
     public var unusedBefore: Date?
     /// Orphan body files and temp files younger than this are left alone (an in-flight store).
@@ -32,6 +36,15 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     public var tempFiles: Int
     public var strayIndexKeys: Int
     public var transactions: Int
+    /// The directory's bytes on disk (allocated blocks, as `du`), measured before and after.
+    public var diskBytesBefore: Int
+    public var diskBytesAfter: Int
+    /// The index file and its lock file, before and after.
+    public var indexBytesBefore: Int
+    public var indexBytesAfter: Int
+    /// Index generations written; stores waited for each (lookups never did).
+    public var indexRewrites: Int
+    public var longestRewriteMilliseconds: Int
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -46,6 +59,11 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var repaired: Int
     public var countersMatch: Bool
     public var rebuiltEntries: Int
+    /// Entries whose body lives inside the index record: a rebuild after losing the index
+    /// cannot restore them (rebuilds read body files).
+    public var inlineEntries: Int
+    /// Bytes of the orphan body files and temp files found (allocated blocks).
+    public var leftoverBytes: Int
 
     /// Damage that `fix` repairs (orphans and temp files of running stores are not damage).
     public var isDamaged: Bool {
@@ -86,6 +104,7 @@ extension CacheStore {
         let box = Box(progress)
         var params = suc_compact_params()
         params.target_bytes = policy.targetBytes.map { UInt64(max($0, 0)) } ?? UInt64.max
+        params.disk_target_bytes = policy.diskTargetBytes.map { UInt64(max($0, 1)) } ?? UInt64.max
         params.unused_before_ms = policy.unusedBefore.map { CacheStore.milliseconds($0) } ?? 0
         let grace = policy.gracePeriod.components
         params.grace_ms = UInt64(max(0, grace.seconds * 1000 + grace.attoseconds / 1_000_000_000_000_000))
@@ -106,7 +125,25 @@ extension CacheStore {
             evictedEntries: Int(report.evicted_entries), evictedBytes: Int(report.evicted_bytes),
             expiredEntries: Int(report.expired_entries), orphanFiles: Int(report.orphan_files),
             orphanBytes: Int(report.orphan_bytes), tempFiles: Int(report.temp_files),
-            strayIndexKeys: Int(report.stray_index_keys), transactions: Int(report.transactions))
+            strayIndexKeys: Int(report.stray_index_keys), transactions: Int(report.transactions),
+            diskBytesBefore: Int(report.disk_bytes_before), diskBytesAfter: Int(report.disk_bytes_after),
+            indexBytesBefore: Int(report.index_bytes_before), indexBytesAfter: Int(report.index_bytes_after),
+            indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms))
+    }
+
+    /// Rewrites the index compactly into a new generation now; every process follows at its
+    /// next operation (stores wait for the copy, lookups never do). `compact` does this by itself
+    /// when the index stands between the directory and its disk target.
+    /// - Returns: the entries copied.
+    /// - Throws: `.busy` when a compaction runs (unless `waitForLock`).
+    /// The corresponding C function is `suc_rewrite_index`.
+    @discardableResult
+    public func rewriteIndex(waitForLock: Bool = true) throws(CacheError) -> Int {
+        var entries: UInt64 = 0
+        var detail = suc_error()
+        let rc = withHandle { suc_rewrite_index($0, waitForLock ? 1 : 0, &entries, &detail) }
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+        return Int(entries)
     }
 
     /// Checks the index against the body files both ways.
@@ -130,6 +167,7 @@ extension CacheStore {
             missingBodies: Int(report.missing_bodies), damagedBodies: Int(report.damaged_bodies),
             orphanFiles: Int(report.orphan_files), tempFiles: Int(report.temp_files),
             strayIndexKeys: Int(report.stray_index_keys), repaired: Int(report.repaired),
-            countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt))
+            countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt),
+            inlineEntries: Int(report.inline_entries), leftoverBytes: Int(report.leftover_bytes))
     }
 }

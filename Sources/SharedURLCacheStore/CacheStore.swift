@@ -14,10 +14,10 @@ import Foundation
 /// shares one underlying environment.
 ///
 /// ## Topics
-/// - ``store(_:body:)``, ``makeBodyWriter(uncompressed:)``
+/// - ``store(_:body:capacityBytes:)``, ``makeBodyWriter(uncompressed:)``
 /// - ``record(for:variant:includeBody:)``, ``version(for:variant:)``, ``variants(for:)``
 /// - ``remove(key:variant:)``, ``removeAll(storedSince:)``, ``removeAll()``
-/// - ``statistics()``, ``flush()``
+/// - ``statistics()``, ``diskUsage(measure:)``, ``flush()``
 public final class CacheStore: @unchecked Sendable {
     // @unchecked: the handle is immutable after init and the C core is thread-safe (its own
     // locks guard every shared structure); nothing else is stored.
@@ -72,13 +72,19 @@ public final class CacheStore: @unchecked Sendable {
     /// - Parameters:
     ///   - descriptor: keys, head, userInfo and store time.
     ///   - body: the response body.
+    ///   - capacityBytes: this store's cap on the bytes entries take (records + body files):
+    ///     least recently used entries are evicted in the same commit until the entry fits, as
+    ///     `URLCache` does at its disk capacity. `nil`: the configuration's
+    ///     ``CacheStoreConfiguration/hardCapacityBytes``.
     /// - Returns: the new record version.
-    /// - Throws: `.tooLarge`, `.diskFull`, `.indexFull`, `.io`, `.invalidInput`.
+    /// - Throws: `.tooLarge`, `.diskFull`, `.indexFull`, `.io`, `.invalidInput`, and
+    ///   `.overCapacity` for an entry larger than the capacity itself (the entry it would
+    ///   have replaced is removed even then, so an older response never comes back).
     /// The corresponding C function is `suc_put`.
     @discardableResult
-    public func store(_ descriptor: RecordDescriptor, body: [UInt8]) throws(CacheError) -> UInt64 {
+    public func store(_ descriptor: RecordDescriptor, body: [UInt8], capacityBytes: Int? = nil) throws(CacheError) -> UInt64 {
         let result: Result<UInt64, CacheError> = body.withUnsafeBytes { bodyBytes in
-            descriptor.withParams { params in
+            descriptor.withParams(capacityBytes: capacityBytes) { params in
                 var detail = suc_error()
                 var version: UInt64 = 0
                 let rc = suc_put(handle, &params, bodyBytes.baseAddress, bodyBytes.count, &version, &detail)
@@ -270,8 +276,9 @@ extension Double {
 }
 
 extension RecordDescriptor {
-    /// Lends a `suc_put_params` whose pointers are valid only inside `body`.
-    func withParams<R>(_ body: (inout suc_put_params) -> R) -> R {
+    /// Lends a `suc_put_params` whose pointers are valid only inside `body`; `capacityBytes`
+    /// `nil` leaves the handle's hard cap in force.
+    func withParams<R>(capacityBytes: Int?, _ body: (inout suc_put_params) -> R) -> R {
         key.withUnsafeBytes { k in
             variant.withUnsafeBytes { v in
                 partition.withUnsafeBytes { p in
@@ -291,6 +298,7 @@ extension RecordDescriptor {
                             params.stored_at_ms = CacheStore.milliseconds(storedAt)
                             params.app_flags = appFlags
                             params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
+                            params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
                             return body(&params)
                         }
                     }
@@ -381,6 +389,8 @@ extension CacheStore {
 /// Fault injection for tests (RELIABILITY T14): the operations the C core can be made to fail.
 public enum InjectedFault: Int32, CaseIterable, Sendable {
     case open = 0, write, fsync, rename, unlink, fstat, read, malloc, inflate, commit
+    /// The index rewrite's steps: call 1 after the copy, 2 after publishing, 3 after switching.
+    case rewrite
 
     /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;
     /// `persistent` keeps every later call failing too. Not for concurrent use with live

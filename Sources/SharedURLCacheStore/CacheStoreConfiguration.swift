@@ -38,10 +38,11 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     public var compressionLevel = 1
     /// Last-use times (for LRU eviction) are recorded at most this often per entry.
     public var touchInterval = Duration.seconds(60)
-    /// Online hard cap on the bytes entries take (bodies + records), so a missed compaction
-    /// cannot fill the disk: a store that would pass it first evicts up to 64 least-recently
-    /// used entries in its own commit, and is refused with `.overCapacity` if that is not
-    /// enough. `nil`: no cap (compaction alone holds the size).
+    /// Online hard cap on the bytes entries take (index records + body files), so a missed
+    /// compaction cannot fill the disk: a store that would pass it evicts least-recently used
+    /// entries in its own commit until it fits; only an entry larger than the cap itself is
+    /// refused with `.overCapacity`. A store's own `capacityBytes` takes its place.
+    /// `nil`: no cap (compaction alone holds the size).
     public var hardCapacityBytes: Int?
 
     public init() {}

@@ -44,17 +44,15 @@ import Testing
         try CompactionPlan.make(storedBytes: stored, recordBytes: records, indexUsedBytes: indexUsed, options: options, fileSystem: fs, now: now)
     }
 
-    @Test("under max-size nothing is evicted for size; over it, down to low water; min-free takes the shortfall")
+    @Test("max-size gives the store the low water as its du target; min-free takes the shortfall of entry bytes")
     func planMarks() throws {
         let fs = FileSystemSpace(totalBytes: 100_000, availableBytes: 50_000)
         var options = CompactionOptions()
         options.maxSize = .bytes(10_000)
-        // 9 000 entry bytes ≤ 10 000: nothing for size (the index file's 5 000 are not counted).
+        // The store measures du and brings the directory to 90% of 10 000 when it is over that.
         let under = try plan(stored: 8_000, records: 1_000, indexUsed: 5_000, options, fs)
         #expect(under.entryBytes == 9_000 && under.targetBytes == nil && under.reasons.isEmpty)
-        // 11 000 over 10 000: down to 90% of 10 000.
-        let over = try plan(stored: 10_000, records: 1_000, indexUsed: 5_000, options, fs)
-        #expect(over.targetBytes == 9_000 && over.lowWaterBytes == 9_000 && over.reasons == ["over-max-size"])
+        #expect(under.diskTargetBytes == 9_000 && under.lowWaterBytes == 9_000)
         // Percentages of the file system; min-free wants 5 000 more bytes available.
         options.maxSize = .percent(50)
         options.lowWater = .bytes(20_000)
@@ -65,12 +63,14 @@ import Testing
         #expect(both.maxSizeBytes == 50_000 && both.minFreeBytes == 55_000)
         #expect(both.targetBytes == 11_000 - 5_000 && both.reasons == ["below-min-free", "max-age"])
         #expect(both.unusedBefore == now.addingTimeInterval(-3600))
-        // Both marks hit: the lower target wins.
+        #expect(both.diskTargetBytes == 20_000)
+        // Both marks: each goes to the store, which evicts until both hold.
         options.maxSize = .bytes(10_500)
         options.lowWater = .percent(80)
-        #expect(try plan(stored: 10_000, records: 1_000, indexUsed: 2_000, options, fs).targetBytes == 6_000)
+        let marks = try plan(stored: 10_000, records: 1_000, indexUsed: 2_000, options, fs)
+        #expect(marks.targetBytes == 6_000 && marks.diskTargetBytes == 8_400)
         options.minFree = nil
-        #expect(try plan(stored: 10_000, records: 1_000, indexUsed: 2_000, options, fs).targetBytes == 8_400)
+        #expect(try plan(stored: 10_000, records: 1_000, indexUsed: 2_000, options, fs).targetBytes == nil)
         // Low water above max size is a usage error; so is a percentage with no file system.
         options.lowWater = .bytes(60_000)
         #expect(throws: MaintenanceError.self) { try plan(stored: 1, records: 1, indexUsed: 1, options, fs) }

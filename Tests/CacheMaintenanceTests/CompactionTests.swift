@@ -34,17 +34,23 @@ struct CompactionTests {
         let maintainer = try CacheMaintainer(directory: dir.cache)
         let before = try maintainer.store.statistics()
         #expect(before.entries == count)
-        // When: the capacity is half the size.
+        // When: the capacity is half of what the directory takes on disk (du).
+        let duBefore = allocatedBytes(under: dir.cache)
         var options = CompactionOptions()
-        options.maxSize = .bytes((before.storedBytes + before.recordBytes) / 2)
+        options.maxSize = .bytes(duBefore / 2)
         let summary = try maintainer.compact(options)
-        // Then
-        print("compacted \(count) entries: evicted \(summary.result.evictedEntries) in \(String(format: "%.3f", summary.seconds)) s = \(String(format: "%.0f", summary.evictedPerSecond)) entries/s, \(summary.result.transactions) transactions")
+        // Then: du is at the low water (90% of half), within the store's measurement slack.
+        print("compacted \(count) entries: evicted \(summary.result.evictedEntries) in \(String(format: "%.3f", summary.seconds)) s = \(String(format: "%.0f", summary.evictedPerSecond)) entries/s, \(summary.result.transactions) transactions, du \(duBefore) → \(allocatedBytes(under: dir.cache)), \(summary.result.indexRewrites) index rewrites")
         let after = try maintainer.store.statistics()
-        let target = try #require(summary.plan.targetBytes)
-        #expect(after.storedBytes + after.recordBytes <= target)
+        let target = try #require(summary.plan.diskTargetBytes)
+        #expect(target == duBefore / 2 * 9 / 10)
+        let duAfter = allocatedBytes(under: dir.cache)
+        #expect(duAfter <= target + target / 100 + (2 << 20), "du \(duAfter) within the low water \(target)")
+        #expect(summary.result.diskBytesAfter == duAfter, "the store's measurement is du's")
+        #expect(summary.result.indexRewrites >= 1 && summary.result.indexBytesAfter < summary.result.indexBytesBefore)
+        #expect(summary.reasons.contains("over-low-water"))
         #expect(summary.result.evictedEntries == count - after.entries)
-        #expect(summary.result.evictedEntries > count / 2 && after.entries > count / 3, "down to 90% of half")
+        #expect(summary.result.evictedEntries > count / 3 && after.entries > count / 5, "down to 90% of half")
         #expect(summary.result.transactions >= summary.result.evictedEntries / options.batchSize)
         #expect(after.evictions == summary.result.evictedEntries, "evictions counted in the directory's counters")
         // Stored last, used last: the newest entries survive, the oldest went.
@@ -71,9 +77,8 @@ struct CompactionTests {
         // When: compaction every ~1 s to half the current size.
         while ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 1)
-            let stats = try maintainer.store.statistics()
             var options = CompactionOptions()
-            options.maxSize = .bytes(max(1, stats.storedBytes + stats.recordBytes - 1))
+            options.maxSize = .bytes(max(1, allocatedBytes(under: dir.cache) - 1))
             options.lowWater = .percent(50)
             options.batchSize = 50
             options.waitForLock = true
@@ -145,7 +150,7 @@ struct CompactionTests {
         let maintainer = CacheMaintainer(store: store)
         let stats = try store.statistics()
         var options = CompactionOptions()
-        options.maxSize = .bytes(stats.storedBytes + stats.recordBytes - 1)
+        options.maxSize = .bytes(allocatedBytes(under: dir.cache))
         options.lowWater = .percent(60)
         options.dryRun = true
         let planned = try maintainer.compact(options)
@@ -153,8 +158,10 @@ struct CompactionTests {
         #expect(planned.entriesAfter == 300 - planned.result.evictedEntries)
         options.dryRun = false
         let done = try maintainer.compact(options)
-        #expect(done.result.evictedEntries == planned.result.evictedEntries && done.result.evictedEntries > 0)
-        #expect(done.entriesAfter == planned.entriesAfter)
+        // The dry run plans from the model of the rewritten index; the real run measures after
+        // it and may take a few more when the model was short.
+        #expect(planned.result.evictedEntries > 0 && done.result.evictedEntries >= planned.result.evictedEntries)
+        #expect(done.result.evictedEntries <= planned.result.evictedEntries + 30)
     }
 
     @Test("--max-age evicts entries unused for that long, whatever the size")

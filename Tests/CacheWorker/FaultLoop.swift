@@ -20,7 +20,7 @@ enum FaultLoop {
         configuration.durability = .durable // so fsync faults are reachable
         configuration.inlineBodyLimitBytes = 256
         var cases = 0
-        let operations = ["store", "store-large", "lookup", "remove", "open", "compact", "remove-all"]
+        let operations = ["store", "store-large", "lookup", "remove", "open", "compact", "rewrite", "remove-all"]
         do {
             for operation in operations {
                 for fault in InjectedFault.allCases {
@@ -65,6 +65,7 @@ enum FaultLoop {
                     store = nil
                     store = try CacheStore(directory: dir, configuration: configuration)
                 case "compact": _ = try store!.compact(CompactionPolicy(targetBytes: 0))
+                case "rewrite": try store!.rewriteIndex()
                 case "remove-all": _ = try store!.removeAll()
                 default: break
                 }

@@ -25,6 +25,7 @@ enum ReliabilityWorker {
             case "rel-crashwriter":
                 try crashWriter(dir, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!, point: args[6])
             case "rel-compactor": try compactor(dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!, target: args.count > 5 ? Int(args[5]) : nil)
+            case "rel-rewriter": try rewriter(dir, millis: UInt32(args[3])!, seed: UInt64(args[4])!, point: args[5])
             case "rel-openclose": try openClose(dir, times: Int(args[3])!)
             case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
             case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
@@ -105,6 +106,31 @@ enum ReliabilityWorker {
             orphans += report.orphanFiles
             temps += report.tempFiles
             print("COMPACTED run=\(runs) evicted=\(evicted) orphans=\(orphans) temps=\(temps)")
+            fflush(nil)
+            usleep(millis * 1000)
+        }
+    }
+
+    /// Rewrites the index into a new generation every MILLIS (what compaction does to shrink
+    /// the index file), dying at a kill point of the switch after a seeded number of rewrites:
+    /// `copied` (new file written, not published), `published` (every process is told, the old
+    /// index's write lock still held), `switched` (lock released, old files not yet removed).
+    static func rewriter(_ dir: String, millis: UInt32, seed: UInt64, point: String) throws(CacheError) {
+        let store = try CacheStore(directory: dir)
+        var rng = SplitMix64(seed: seed)
+        let armAfter = point == "none" ? Int.max : Int(rng.next() % 3)
+        let nth = ["copied": 1, "published": 2, "switched": 3][point] ?? 0
+        var runs = 0
+        while true {
+            if runs == armAfter {
+                InjectedFault.rewrite.inject(nth: nth, abortProcess: true)
+                try store.rewriteIndex()
+                say(3, "kill point \(point) was not reached")
+                exit(3)
+            }
+            try store.rewriteIndex()
+            runs += 1
+            print("REWRITTEN run=\(runs)")
             fflush(nil)
             usleep(millis * 1000)
         }

@@ -16,7 +16,9 @@ extension Reliability {
             let seed = runSeed("T3 crashLoop")
             var rng = Seeded(seed: seed)
             let points = ["rename", "dirfsync", "commit", "none"]
-            var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0
+            // The index rewrite's kill points (docs/Capacity.md): a rewriter joins every round.
+            let rewritePoints = ["copied", "published", "switched", "none", "copied", "published", "switched"]
+            var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0, rewriterDeaths = 0
             let rounds = Self.rounds
             for round in 0..<rounds {
                 // Given: writer A (killed at random), writer B dying at a kill point, a reader,
@@ -26,6 +28,7 @@ extension Reliability {
                     ("writerA", try Child(["writer", dir, String(seed &+ UInt64(round)), String(round * 2), "200"])),
                     ("writerB", try Child(["rel-crashwriter", dir, String(seed &+ UInt64(round) &* 31), String(round * 2 + 1), "200", point])),
                     ("reader", try Child(["reader", dir, "0.5", "200"])),
+                    ("rewriter", try Child(["rel-rewriter", dir, "20", String(seed &+ UInt64(round) &* 7), rewritePoints[round % rewritePoints.count]])),
                 ]
                 if round >= rounds / 2 {
                     children.append(("compactor", try Child(["rel-compactor", dir, "30", "5000"])))
@@ -42,6 +45,7 @@ extension Reliability {
                     let result = child.finish()
                     if name.hasPrefix("writer") { acknowledged += appendAcks(result.out, to: ackFile) }
                     if name == "writerB" && result.status == 77 { pointDeaths += 1 }
+                    if name == "rewriter" && result.status == 77 { rewriterDeaths += 1 }
                     // A kill -9 ends with a signal; anything else must be a clean exit or 77.
                     let signalled = child.process.terminationReason == .uncaughtSignal
                     #expect(signalled || result.status == 0 || result.status == 77,
@@ -57,6 +61,7 @@ extension Reliability {
             }
             #expect(acknowledged > rounds, "the writers made progress")
             #expect(pointDeaths > rounds / 8, "writer B died at its kill point in a fair share of rounds (\(pointDeaths))")
+            #expect(rewriterDeaths > rounds / 8, "the rewriter died at a kill point of the switch in a fair share of rounds (\(rewriterDeaths))")
 
             // Stale reader slots: a new open reclaims every slot of a dead process.
             #expect(try Child.run(["get", dir, "nothing"]).status == 4)
@@ -79,7 +84,7 @@ extension Reliability {
             #expect(report.orphanFiles + report.tempFiles == before.orphanFiles + before.tempFiles)
             let verify = try Child.run(["verify", dir, ackFile])
             #expect(verify.status == 0, "after compaction (seed \(seed)): \(verify.err)")
-            print("T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0")
+            print("T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) rewriterDeaths=\(rewriterDeaths) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0")
         }
     }
 }

@@ -100,7 +100,9 @@ typedef struct suc_options {
     uint32_t max_readers;         /* LMDB reader slots; 0 = 1024 */
     int compression_level;        /* zlib level 1…9; 0 = 1 (fastest) */
     uint32_t touch_interval_ms;   /* last-use times are updated at most this often; 0 = 60000 */
-    uint64_t hard_cap_bytes;      /* online cap on stored + record bytes; 0 = none. A store that
+    uint64_t hard_cap_bytes;      /* online cap on what entries take on disk (record bytes plus
+                                     block-rounded body files: suc_disk_usage's entry_bytes); 0 =
+                                     none. A store that
                                      would pass it first evicts least-recently-used entries in
                                      the same commit (as URLCache does at its disk capacity); only
                                      an entry larger than the cap itself fails: SUC_ECAPACITY */
@@ -397,6 +399,14 @@ typedef struct suc_compact_report {
 int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_report *out,
                 suc_error *err);
 
+/*
+ * Rewrites the index compactly into a new generation now (what suc_compact does when the index
+ * stands between the directory and its target): every process switches to it at its next
+ * operation; stores wait for the copy, lookups never do. Takes the compaction lock (SUC_EBUSY
+ * unless `wait_for_lock`). `out_entries` (may be NULL) gets the entries copied.
+ */
+int suc_rewrite_index(suc_cache *cache, int wait_for_lock, uint64_t *out_entries, suc_error *err);
+
 typedef struct suc_verify_report {
     uint64_t entries;          /* records checked */
     uint64_t unreadable_records;
@@ -408,6 +418,9 @@ typedef struct suc_verify_report {
     uint64_t repaired;         /* with fix: entries purged + files removed + keys dropped */
     int counters_match;        /* the meta counters equal the sums over the records */
     int rebuilt;               /* with rebuild: records restored from body files */
+    uint64_t inline_entries;   /* bodies inside their record: a lost index cannot be rebuilt
+                                  with them (SUC_VERIFY_REBUILD reads body files) */
+    uint64_t leftover_bytes;   /* allocated bytes of the orphan and temp files found */
 } suc_verify_report;
 
 #define SUC_VERIFY_FIX 0x1u      /* purge damaged entries, remove orphans, recompute counters */

@@ -148,7 +148,10 @@ int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err) {
             return suc_fail(err, SUC_EUNSAFE, "openat(dir)", e, 0, "%s is not a real directory", name);
         return suc_fail_errno(err, "openat(dir)", e);
     }
-    if (created) (void)suc_os_fchmod(fd, 02770);
+    if (created) {
+        (void)suc_os_fchmod(fd, 02770);
+        suc_adopt_owner(dirfd, fd);
+    }
     if (out_fd) *out_fd = fd;
     else suc_os_close(fd);
     return SUC_OK;

@@ -284,6 +284,7 @@ static int take_lock(suc_cache *c, int wait, int *out_fd, suc_error *err) {
     if (fd < 0) return suc_fail_errno(err, "openat(compact.lock)", errno);
     struct stat st;
     if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
+    suc_adopt_owner(c->rootfd, fd);
     int rc;
     do {
         rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
@@ -466,6 +467,12 @@ static int measure(suc_cache *c, suc_disk_usage *u, suc_error *err) {
     return suc_cache_disk_usage(c, SUC_USAGE_MEASURE, u, err);
 }
 
+/* Measured (every file stat'ed) when there is a disk target to hold; otherwise the cheap
+ * figure, which has what the rewrite decision needs (the index file's size). */
+static int usage(suc_cache *c, int measured, suc_disk_usage *u, suc_error *err) {
+    return suc_cache_disk_usage(c, measured ? SUC_USAGE_MEASURE : 0, u, err);
+}
+
 static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
     int64_t t0 = suc_os_now_ms();
     int rc = suc_index_rewrite(c, NULL, err);
@@ -482,7 +489,7 @@ static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
 static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact_report *out, suc_error *err) {
     uint64_t disk_target = p->disk_target_bytes ? p->disk_target_bytes : UINT64_MAX;
     suc_disk_usage u;
-    int rc = measure(c, &u, err);
+    int rc = usage(c, has_target(disk_target), &u, err);
     if (rc) return rc;
     out->disk_bytes_before = u.total_bytes;
     out->index_bytes_before = u.index_bytes;
@@ -514,14 +521,14 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
             out->temp_files = s.temps;
         }
         suc_remove_stale_generations(c);
-        if ((rc = measure(c, &u, err))) return rc;
+        if ((rc = usage(c, has_target(disk_target), &u, err))) return rc;
         if ((rc = read_shape(c, &shape, err))) return rc;
         /* Rewrite when the index stands between us and the target, or a quarter of it is free. */
         uint64_t reclaimable = u.index_bytes > shape.used_bytes ? u.index_bytes - shape.used_bytes : 0;
         int over_disk = has_target(disk_target) && u.total_bytes > disk_target;
         if ((over_disk && reclaimable > 0) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
             if ((rc = rewrite(c, out, err))) return rc;
-            if ((rc = measure(c, &u, err))) return rc;
+            if ((rc = usage(c, has_target(disk_target), &u, err))) return rc;
         }
         if (!has_target(disk_target) || u.total_bytes <= disk_target) break;
         correction += (int64_t)(u.total_bytes - disk_target);
@@ -542,7 +549,7 @@ int suc_compact(suc_cache *c, const suc_compact_params *p, suc_compact_report *o
         uint64_t disk_target = p->disk_target_bytes ? p->disk_target_bytes : UINT64_MAX;
         index_shape shape;
         suc_disk_usage u;
-        if (!(rc = read_shape(c, &shape, err)) && !(rc = measure(c, &u, err))) {
+        if (!(rc = read_shape(c, &shape, err)) && !(rc = usage(c, has_target(disk_target), &u, err))) {
             evict_ctx e = {0};
             e.p = p;
             e.entry_target = p->target_bytes;

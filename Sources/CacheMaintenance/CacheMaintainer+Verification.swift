@@ -29,6 +29,8 @@ public struct VerificationSummary: TextReport, Sendable, Hashable, Codable {
                 ("counters match", report.countersMatch ? "yes" : "no"),
                 ("orphan files", "\(report.orphanFiles)"),
                 ("temp files", "\(report.tempFiles)"),
+                ("leftover bytes", TextFormat.bytes(report.leftoverBytes)),
+                ("inline entries", "\(report.inlineEntries) (their bodies live in the index: a rebuild cannot restore them)"),
             ]
             if fix { rows.append(("repaired", "\(report.repaired)")) }
             if rebuild { rows.append(("rebuilt entries", "\(report.rebuiltEntries)")) }

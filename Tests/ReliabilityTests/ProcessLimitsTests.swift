@@ -20,6 +20,23 @@ extension Reliability {
             print("T2 open storm: processes=16 opens=\(opened) errors=\(800 - opened)")
         }
 
+        @Test("first open: 16 processes open a new, empty directory at once, 20 times over; every one opens it")
+        func concurrentFirstOpen() throws {
+            let rounds = soak ? 200 : 20
+            var failures: [String] = []
+            for round in 0..<rounds {
+                let scratch = Scratch()
+                let storm = try (0..<16).map { _ in try Child(["rel-openclose", scratch.cache, "1"]) }
+                for (i, child) in storm.enumerated() {
+                    let result = child.finish()
+                    if result.status != 0 || !result.out.contains("OPENED 1") { failures.append("round \(round) process \(i): \(result.err)") }
+                }
+                #expect(try CacheStore(directory: scratch.cache).statistics().entries == 16, "round \(round): every process's store is there")
+            }
+            #expect(failures.isEmpty, "\(failures.prefix(3))")
+            print("first open: rounds=\(rounds) processes=16 failures=\(failures.count)")
+        }
+
         @Test("T6 map growth: 2 writers from a 1 MiB map grow it together; every ACK readable")
         func mapGrowth() throws {
             let scratch = Scratch()

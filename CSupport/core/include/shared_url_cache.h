@@ -375,7 +375,8 @@ typedef struct suc_compact_report {
     uint64_t temp_files;
     uint64_t stray_index_keys; /* time-index keys whose record is gone */
     uint64_t transactions;
-    uint64_t disk_bytes_before;  /* suc_disk_usage total_bytes, measured, before and after */
+    uint64_t disk_bytes_before;  /* suc_disk_usage total_bytes before and after: measured with a
+                                    disk target, the cheap estimate without one */
     uint64_t disk_bytes_after;
     uint64_t index_bytes_before; /* the index file and its lock file */
     uint64_t index_bytes_after;

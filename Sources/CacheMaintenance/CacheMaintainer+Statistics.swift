@@ -19,6 +19,19 @@ public struct PartitionStatistics: Sendable, Hashable, Codable {
 /// in the same commit as the change.
 public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var directory: String
+    /// What the directory takes on disk as `du -s --block-size=1` counts it (allocated blocks),
+    /// and its parts: the index file and lock file, body files of live entries, leftovers (temp
+    /// files, orphans, retired index generations), directories and control files.
+    public var diskBytes: Int
+    public var diskIndexBytes: Int
+    public var diskBodyFileBytes: Int
+    public var diskLeftoverBytes: Int
+    public var diskLeftoverFiles: Int
+    public var diskOverheadBytes: Int
+    /// What live entries take on disk (records + body files): what the online capacity holds.
+    public var diskEntryBytes: Int
+    /// Every file was stat'ed (the default); `--counters-only` estimates from the counters.
+    public var diskMeasured: Bool
     public var entries: Int
     /// Logical (uncompressed) body bytes.
     public var bodyBytes: Int
@@ -48,6 +61,12 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var text: String {
         var rows: [(String, String)] = [
             ("directory", directory),
+            ("on disk (du)", "\(TextFormat.bytes(diskBytes)) (\(diskBytes))" + (diskMeasured ? "" : ", estimated")),
+            ("  index file", TextFormat.bytes(diskIndexBytes)),
+            ("  body files", TextFormat.bytes(diskBodyFileBytes)),
+            ("  leftovers", "\(TextFormat.bytes(diskLeftoverBytes)) in \(diskLeftoverFiles) files (temp, orphan, old index; compact removes them after --grace)"),
+            ("  directories", TextFormat.bytes(diskOverheadBytes)),
+            ("live entries", "\(TextFormat.bytes(diskEntryBytes)) (records + body files: what the online capacity holds)"),
             ("entries", "\(entries)"),
             ("body bytes", "\(TextFormat.bytes(bodyBytes)) (\(bodyBytes))"),
             ("stored bytes", "\(TextFormat.bytes(storedBytes)) (\(storedBytes))"),
@@ -85,8 +104,12 @@ extension CacheMaintainer {
     /// - Throws: `CacheError`.
     public func statistics(includePartitions: Bool = true) throws -> StatisticsReport {
         let stats = try store.statistics()
+        let disk = try store.diskUsage(measure: includePartitions)
         var report = StatisticsReport(
-            directory: directory, entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
+            directory: directory, diskBytes: disk.totalBytes, diskIndexBytes: disk.indexBytes,
+            diskBodyFileBytes: disk.bodyFileBytes, diskLeftoverBytes: disk.leftoverBytes,
+            diskLeftoverFiles: disk.leftoverFiles, diskOverheadBytes: disk.overheadBytes,
+            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
             recordBytes: stats.recordBytes,
             compressionRatio: stats.storedBytes > 0 ? Double(stats.bodyBytes) / Double(stats.storedBytes) : 0,
             indexMapBytes: stats.indexMapBytes, indexUsedBytes: stats.indexUsedBytes,

@@ -29,6 +29,10 @@ struct JSONOutputTests {
 
         let stats = try maintainer.statistics()
         #expect(try ReportEncoding.decode(StatisticsReport.self, from: ReportEncoding.json(stats)).entries == 50)
+        // What du shows, in allocated blocks, the leftovers and directories included.
+        #expect(stats.diskMeasured && stats.diskBytes == allocatedBytes(under: dir.cache))
+        #expect(stats.diskBytes == stats.diskIndexBytes + stats.diskBodyFileBytes + stats.diskLeftoverBytes + stats.diskOverheadBytes)
+        #expect(try object(ReportEncoding.json(stats))["disk_bytes"] as? Int == stats.diskBytes)
         let partitions = try #require(try object(ReportEncoding.json(stats))["partitions"] as? [[String: Any]])
         #expect(Set(partitions.compactMap { $0["name"] as? String }) == ["a", "b"])
 

@@ -61,6 +61,55 @@ struct CompactionTests {
         #expect(try maintainer.compact(options).result.evictedEntries == 0)
     }
 
+    /// How a directory is filled before it is compacted to 10% of its du.
+    enum Fill: String, CaseIterable, Sendable {
+        /// 20,000 small compressible bodies, all inline: the index file is nearly everything.
+        case indexHeavy
+        /// 400 incompressible 64 KiB bodies in files: the index is small.
+        case bodyHeavy
+    }
+
+    @Test("compacted to 10% of its du while 4 real processes store and read: du within the bound, no wrong body, verify clean", arguments: Fill.allCases)
+    func toTenPercentUnderLoad(_ fill: Fill) throws {
+        let dir = TestDirectory()
+        // Given: a full directory (stored from 4 threads: group commit).
+        do {
+            let store = try CacheStore(directory: dir.cache)
+            let count = fill == .indexHeavy ? 20_000 : 400
+            DispatchQueue.concurrentPerform(iterations: 4) { lane in
+                for i in stride(from: lane, to: count, by: 4) {
+                    let body = fill == .indexHeavy
+                        ? Array(String(repeating: "{\"id\":\(i),\"name\":\"item\"},", count: 40).utf8) : randomBody(size: 64 << 10, seed: UInt64(i))
+                    _ = try? store.store(RecordDescriptor(key: bytes("fill-\(i)")), body: body)
+                }
+            }
+        }
+        let duBefore = allocatedBytes(under: dir.cache)
+        let capacity = duBefore / 10
+        // When: 4 real processes read, store (up to 4 KiB) and remove throughout; the compaction runs.
+        let worker = builtExecutable("CacheWorker")
+        let workers = try (0..<4).map { id in
+            try ChildProcess(worker, ["mixed", dir.cache, "\(7000 + id)", "6", "300", "\(id)", "\(4 << 10)"])
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let maintainer = try CacheMaintainer(directory: dir.cache)
+        var options = CompactionOptions()
+        options.maxSize = .bytes(capacity)
+        let summary = try maintainer.compact(options)
+        let duAfter = allocatedBytes(under: dir.cache)
+        // Then: after compact returns, du is within the capacity plus 1% and the layout's 2 MiB.
+        print("\(fill): du \(duBefore) → \(duAfter) for max-size \(capacity): evicted \(summary.result.evictedEntries), \(summary.result.indexRewrites) rewrites (longest store pause \(summary.result.longestRewriteMilliseconds) ms), index \(summary.result.indexBytesBefore) → \(summary.result.indexBytesAfter)")
+        #expect(duAfter <= capacity + capacity / 100 + (2 << 20), "du \(duAfter) over \(capacity) + 1% + 2 MiB")
+        #expect(summary.result.evictedEntries > 0)
+        // No process saw a wrong body, an error, or another process's marker go back.
+        for (id, child) in workers.enumerated() {
+            let result = child.finish()
+            #expect(result.status == 0, "worker \(id): \(result.err)")
+        }
+        let verification = try maintainer.verify(checkBodies: true)
+        #expect(verification.damageFound == false, "\(verification.found)")
+    }
+
     @Test("compaction every second to 50% while 2 real processes read, write and remove")
     func underLoad() throws {
         let dir = TestDirectory()

@@ -24,7 +24,9 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
     public var heuristicPercent: Int
     /// Upper bound of a heuristic freshness lifetime in seconds (default 86 400, one day).
     public var heuristicMaximumSeconds: Int
-    /// Store 5xx responses that carry explicit freshness (default false; RELIABILITY §3.2, CPDoS).
+    /// Store 5xx responses as the rules of RFC 9111 §3 allow: with explicit freshness, `public`,
+    /// or 501's heuristic freshness (default true). Set it to false in front of an origin that
+    /// puts the same explicit freshness on its failures as on its content (RFC 9111 §7.1).
     public var storeServerErrors: Bool
     /// Methods whose responses may be stored (RFC 9111 §3; default GET and HEAD).
     public var cacheableMethods: Set<HTTPRequest.Method>
@@ -46,7 +48,7 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
     ///   - allowRequestCookie: Store responses to requests with `Cookie` in shared mode.
     ///   - heuristicPercent: Heuristic fraction of (Date − Last-Modified), in percent.
     ///   - heuristicMaximumSeconds: Cap of a heuristic lifetime, in seconds.
-    ///   - storeServerErrors: Store 5xx responses that have explicit freshness.
+    ///   - storeServerErrors: Store 5xx responses the rules of RFC 9111 §3 allow.
     ///   - cacheableMethods: Methods whose responses may be stored.
     ///   - limits: Header size limits.
     public init(
@@ -55,7 +57,7 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
         allowRequestCookie: Bool = false,
         heuristicPercent: Int = 10,
         heuristicMaximumSeconds: Int = 86_400,
-        storeServerErrors: Bool = false,
+        storeServerErrors: Bool = true,
         cacheableMethods: Set<HTTPRequest.Method> = [.get, .head],
         limits: HeaderLimits = HeaderLimits()
     ) {

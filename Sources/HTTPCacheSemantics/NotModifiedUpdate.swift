@@ -18,12 +18,22 @@ public enum NotModifiedUpdate {
     /// - a strong `ETag` in the 304 selects a stored response with the same strong tag;
     /// - else a weak `ETag` selects one that matches weakly;
     /// - else a `Last-Modified` selects one with the same `Last-Modified`;
-    /// - else (no validator) only a stored response without any validator is selected.
+    /// - else (no validator) the 304 answers the conditional request itself: when that request
+    ///   was built from this stored response alone, it is selected, validators or not.
+    ///
+    /// The last rule goes beyond §4.3.4's third bullet (which selects only a stored response
+    /// without validators) on purpose: many origins omit `ETag` from their 304s although RFC 9110
+    /// §15.4.5 requires it, and when the cache asked about exactly one stored response, the 304
+    /// can only be about that one (§4.3.3: a 304 means the stored response can be updated and
+    /// reused). Refusing it would cost a second, unconditional request for the same answer.
+    /// A validator in the 304 that names another response still refuses it.
     ///
     /// - Parameters:
     ///   - stored: The stored response that was validated.
     ///   - notModified: The header fields of the 304.
-    public static func selects(stored: StoredResponse, notModified: HTTPFields) -> Bool {
+    ///   - validatedAlone: Whether the conditional request was built from `stored` alone (the
+    ///     flow's case); false when it listed several stored responses (RFC 9111 §4.3.1).
+    public static func selects(stored: StoredResponse, notModified: HTTPFields, validatedAlone: Bool = true) -> Bool {
         let storedTag = stored.entityTag
         if let tagText = notModified[values: .eTag].first, let tag = EntityTag(tagText) {
             guard let storedTag else { return false }
@@ -35,7 +45,7 @@ public enum NotModifiedUpdate {
         {
             return stored.lastModified == lastModified
         }
-        return storedTag == nil && stored.lastModified == nil
+        return validatedAlone || (storedTag == nil && stored.lastModified == nil)
     }
 
     /// The stored header fields updated from a 304 (RFC 9111 §3.2): every field of the 304

@@ -23,11 +23,11 @@ public enum NotStorableReason: Sendable, Hashable {
     case setCookieInSharedCache
     /// `Cookie` on the request in a shared cache (RELIABILITY §3.3).
     case requestCookieInSharedCache
-    /// A 5xx response while ``CachePolicyConfiguration/storeServerErrors`` is false
-    /// (RELIABILITY §3.2, CPDoS).
+    /// A 5xx response while ``CachePolicyConfiguration/storeServerErrors`` is false (RFC 9111 §7.1).
     case serverError
-    /// A 4xx response without explicit freshness (RELIABILITY §3.2, CPDoS).
-    case clientErrorWithoutExplicitFreshness
+    /// In a shared cache, a 4xx other than 404, 405, 410 and 414 without `s-maxage`: the
+    /// poisoning guard of ``StorageDecision`` (RFC 9111 §7.1).
+    case clientErrorWithoutSharedMaxAge
     /// Neither explicit freshness, `public`, nor a heuristically cacheable status (RFC 9111 §3).
     case noExplicitFreshnessOrHeuristicStatus
     /// Storable in principle, but nothing makes it reusable: no explicit freshness, no

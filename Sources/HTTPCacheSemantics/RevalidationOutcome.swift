@@ -10,8 +10,8 @@ public enum RevalidationOutcome: Sendable, Hashable {
     /// The 304 selects the stored response: serve the stored body with `updated`'s head and
     /// store `updated` (RFC 9111 §4.3.4, §3.2).
     case notModified(updated: StoredResponse)
-    /// A 304 that does not select the stored response (RFC 9111 §4.3.4): do not use it; repeat the
-    /// request without conditional fields.
+    /// A 304 whose validator names another response than the stored one (RFC 9111 §4.3.4): do
+    /// not use it; repeat the request without conditional fields.
     case notModifiedMismatch
     /// A full response: forward it, and let ``StorageDecision`` decide whether it replaces the
     /// stored one (if it is not storable, remove the stored entry).
@@ -29,7 +29,8 @@ public enum RevalidationOutcome: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - response: The response received from the origin.
-    ///   - stored: The stored response that was validated.
+    ///   - stored: The stored response that was validated: the conditional request was built
+    ///     from it alone, so a 304 without validators answers for it (``NotModifiedUpdate``).
     ///   - staleIfErrorUntil: The window from ``ReuseDecision/Revalidation``.
     ///   - requestTime: When the revalidation request was sent.
     ///   - responseTime: When its response was received.
@@ -47,7 +48,7 @@ public enum RevalidationOutcome: Sendable, Hashable {
         let code = response.status.code
         if code == 304 {
             // RFC 9111 §4.3.4: update the selected stored response.
-            guard NotModifiedUpdate.selects(stored: stored, notModified: response.headerFields) else {
+            guard NotModifiedUpdate.selects(stored: stored, notModified: response.headerFields, validatedAlone: true) else {
                 return .notModifiedMismatch
             }
             var updated = stored

@@ -41,7 +41,26 @@ public enum StorageDecision: Sendable, Hashable {
         return false
     }
 
-    /// Decides whether a response may be stored (RFC 9111 §3, §3.5, §5.2; RELIABILITY §3).
+    /// Decides whether a response may be stored (RFC 9111 §3, §3.5, §5.2).
+    ///
+    /// Status codes (RFC 9111 §3, RFC 9110 §15.1): any final status may be stored when the
+    /// response has explicit freshness (`max-age`, `s-maxage` in shared mode, `Expires`) or is
+    /// `public`; without those, only the heuristically cacheable codes (200, 203, 204, 206, 300,
+    /// 301, 308, 404, 405, 410, 414, 501), which then get heuristic freshness from `Last-Modified`
+    /// (RFC 9111 §4.2.2) or revalidate by their validator. 206 and 304 are never entries.
+    ///
+    /// Poisoning guard (RFC 9111 §7.1; "CPDoS"): in a shared cache, a 4xx other than the
+    /// heuristically cacheable 404, 405, 410 and 414 is stored only when the response carries
+    /// `s-maxage`. Those four describe the resource, i.e. the cache key (method and URI; the URI
+    /// is keyed byte for byte, see ``NormalizedURL``). Every other 4xx may answer what the key
+    /// does not hold: header syntax or size (400, 431), content (411, 413), preconditions and
+    /// ranges (412, 416), `Expect` (417), a client's rate or a firewall's verdict (429, 403).
+    /// Stored under the URL, one client's malformed or oversized request would deny everyone the
+    /// resource, and origins often put the same `max-age` or `Expires` on every answer: only
+    /// freshness addressed to shared caches alone (RFC 9111 §5.2.2.10) shows the origin meant it.
+    /// A private cache serves one user, who can only poison their own entries: no guard there.
+    /// 5xx answers follow the general rule unless ``CachePolicyConfiguration/storeServerErrors``
+    /// is false.
     ///
     /// - Parameters:
     ///   - request: The request that was sent.
@@ -117,12 +136,12 @@ public enum StorageDecision: Sendable, Hashable {
         )
         let explicit = responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil)
             || (targeted == nil && fields.contains(.expires))
-        // RELIABILITY §3.2 (CPDoS): 5xx only when configured, and then only with explicit freshness;
-        // 4xx only with explicit freshness.
-        if (500...599).contains(code) && !(configuration.storeServerErrors && explicit) {
-            return .notStorable(.serverError)
+        if (500...599).contains(code) && !configuration.storeServerErrors { return .notStorable(.serverError) }
+        // RFC 9111 §7.1: the poisoning guard written down above.
+        let describesResource = Freshness.heuristicallyCacheableStatusCodes.contains(code)
+        if shared && (400...499).contains(code) && !describesResource && responseCC.sharedMaxAge == nil {
+            return .notStorable(.clientErrorWithoutSharedMaxAge)
         }
-        if (400...499).contains(code) && !explicit { return .notStorable(.clientErrorWithoutExplicitFreshness) }
         // RFC 9111 §3: explicit freshness, public, private (private cache), or a heuristically
         // cacheable status.
         let permitted = explicit || responseCC.isPublic || (!shared && responseCC.isPrivate)

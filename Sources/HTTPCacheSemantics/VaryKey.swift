@@ -1,12 +1,25 @@
 import HTTPTypes
 
-/// Fields whose values are case-insensitive comma-separated lists of tokens, so that case and
-/// whitespace around commas can be normalised without changing their meaning (RFC 9111 §4.1
-/// "normalizing both header field values in a way that is known to have identical semantics").
-/// Sources: RFC 9110 §12.5.3 (Accept-Encoding: content codings are case-insensitive, §8.4.1),
-/// RFC 9110 §12.5.4 (Accept-Language: language ranges are case-insensitive, RFC 4647 §2).
-/// Other fields are only trimmed and have runs of whitespace collapsed: conservative on purpose.
-private let caseInsensitiveListFields: Set<String> = ["accept-encoding", "accept-language"]
+// RFC 9111 §4.1: two requests' selecting fields match when one can be turned into the other by
+// "adding or removing whitespace, where allowed in the header field's syntax", combining field
+// lines, and "normalizing both header field values in a way that is known to have identical
+// semantics". What each field's syntax allows is known only for the fields below; every other
+// field is only trimmed and has runs of whitespace collapsed: conservative on purpose.
+
+/// The content negotiation fields of RFC 9110 §12.5: comma-separated lists (§5.6.1: whitespace
+/// around "," is optional and empty members are ignored) whose members take parameters or a
+/// weight after ";" with optional whitespace around it (§5.6.6, §12.4.2). Quoted strings
+/// (RFC 9110 §5.6.4, media type parameters of Accept) are kept as they are.
+private let negotiationListFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+
+/// Lists whose members are case-insensitive: charsets (RFC 9110 §8.3.2), content codings
+/// (§8.4.1) and language ranges (RFC 4647 §2); `q` and its value too (§12.4.2).
+private let caseInsensitiveListFields: Set<String> = ["accept-charset", "accept-encoding", "accept-language"]
+
+/// Lists whose member order has no meaning: Accept-Encoding names a set of acceptable codings,
+/// preference is given by weights (RFC 9110 §12.5.3). Accept and Accept-Language keep their
+/// order: many origins break ties between equal weights by it.
+private let unorderedListFields: Set<String> = ["accept-encoding"]
 
 /// The selecting request values of a variant (RFC 9111 §4.1), normalised, usable as a secondary
 /// key.
@@ -37,8 +50,10 @@ public struct VaryKey: Sendable, Hashable {
     }
 
     /// The normalised value of a request field: lines combined with ", ", surrounding whitespace
-    /// trimmed, inner runs of whitespace collapsed to one space, and for the fields in
-    /// `caseInsensitiveListFields` list members trimmed and lowercased.
+    /// trimmed and inner runs of whitespace collapsed to one space. The negotiation fields of
+    /// RFC 9110 §12.5 are normalised as lists besides: whitespace around "," and ";" and empty
+    /// members dropped, members lowercased where case-insensitive, and sorted where their order
+    /// has no meaning (the tables above).
     ///
     /// - Parameters:
     ///   - name: The field name.
@@ -47,10 +62,12 @@ public struct VaryKey: Sendable, Hashable {
     public static func normalizedValue(of name: HTTPField.Name, in requestFields: HTTPFields) -> String? {
         let lines = requestFields[values: name]
         guard !lines.isEmpty else { return nil }
-        let combined = lines.map(collapseWhitespace).joined(separator: ", ")
-        guard caseInsensitiveListFields.contains(name.canonicalName) else { return combined }
-        return combined.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
-            .joined(separator: ", ")
+        let field = name.canonicalName
+        guard negotiationListFields.contains(field) else { return lines.map(collapseWhitespace).joined(separator: ", ") }
+        var members = lines.flatMap(listMembers)
+        if caseInsensitiveListFields.contains(field) { members = members.map { $0.lowercased() } }
+        if unorderedListFields.contains(field) { members.sort() }
+        return members.joined(separator: ", ")
     }
 
     /// The request fields named by `Vary`, to be stored with the entry (RFC 9111 §4.1: the
@@ -100,6 +117,50 @@ public struct VaryKey: Sendable, Hashable {
             }
         }
         return bytes
+    }
+
+    /// The members of one list line (RFC 9110 §5.6.1), empty ones dropped, with whitespace
+    /// around ";" removed and other runs collapsed to one space, outside quoted strings only.
+    private static func listMembers(_ line: String) -> [String] {
+        var members: [String] = []
+        var member = ""
+        var pendingSpace = false
+        var inQuotes = false
+        var escaped = false
+        func finishMember() {
+            if !member.isEmpty { members.append(member) }
+            member = ""
+            pendingSpace = false
+        }
+        for scalar in line.unicodeScalars {
+            if inQuotes {
+                member.unicodeScalars.append(scalar)
+                if escaped {
+                    escaped = false
+                } else if scalar == "\\" {
+                    escaped = true
+                } else if scalar == "\"" {
+                    inQuotes = false
+                }
+                continue
+            }
+            switch scalar {
+            case " ", "\t":
+                pendingSpace = !member.isEmpty && member.unicodeScalars.last != ";"
+            case ",":
+                finishMember()
+            case ";":
+                pendingSpace = false
+                member.unicodeScalars.append(scalar)
+            default:
+                if pendingSpace { member.unicodeScalars.append(" ") }
+                pendingSpace = false
+                if scalar == "\"" { inQuotes = true }
+                member.unicodeScalars.append(scalar)
+            }
+        }
+        finishMember()
+        return members
     }
 
     private static func collapseWhitespace(_ text: String) -> String {

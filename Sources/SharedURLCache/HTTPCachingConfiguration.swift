@@ -49,8 +49,8 @@ public struct CachingRule: Sendable, Hashable {
 
 /// How the caching flow behaves.
 public struct HTTPCachingConfiguration: Sendable {
-    /// RFC 9111 choices: shared (default) or private mode, cookies, heuristics, 5xx (never
-    /// stored by default).
+    /// RFC 9111 choices: shared (default) or private mode, cookies, heuristics, 5xx (stored
+    /// when RFC 9111 §3 allows, by default).
     public var policy = CachePolicyConfiguration()
     /// First matching rule wins.
     public var rules: [CachingRule] = []

@@ -169,7 +169,11 @@ public final class HTTPCachingFlow: Sendable {
         case .serveStale(let age):
             return serve(hit, for: request, age: age, status: .stale)
         case .forwardError:
-            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .expired)
+            // RFC 9111 §4.3.3: a 5xx forwarded is a full response, stored when §3 allows (an
+            // explicitly fresh 503 shields the origin); one that is not leaves the stored
+            // response in place for stale-if-error later.
+            return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
+                               responseTime: responseTime, status: .expired, replacing: false, mode: mode)
         case .gatewayTimeout:
             return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
         }

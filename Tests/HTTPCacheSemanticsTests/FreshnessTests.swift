@@ -124,4 +124,15 @@ struct FreshnessTests {
         let uncapped = CachePolicyConfiguration(heuristicPercent: 20)
         #expect(Freshness(stored: entry, now: t0, configuration: uncapped).lifetimeSeconds == 2000)
     }
+
+    @Test("freshness-heuristic-by-status [§4.2.2 / RFC 9110 §15.1]",
+          arguments: [200, 201, 202, 203, 204, 206, 299, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 429,
+                      500, 501, 502, 503, 504])
+    func heuristicByStatus(_ code: Int) {
+        let entry = stored(code, [("Last-Modified", httpDate(-10_000)), ("Date", httpDate(0))])
+        let freshness = Freshness(stored: entry, now: t0, configuration: sharedConfiguration)
+        let heuristic = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501].contains(code)
+        #expect(freshness.source == (heuristic ? .heuristic : .none))
+        #expect(freshness.lifetimeSeconds == (heuristic ? 1000 : 0))
+    }
 }

@@ -84,17 +84,13 @@ struct StorageDecisionTests {
         .init(name: "store-invalid-expires-explicit-but-stale", section: "§5.3", headers: [("Expires", "0")], expected: nil),
         .init(name: "store-s-maxage-ignored-private-mode", section: "§5.2.2.10", status: 302, headers: [("Cache-Control", "s-maxage=60")],
               configuration: CachePolicyConfiguration(mode: .private), expected: .noExplicitFreshnessOrHeuristicStatus),
-        .init(name: "store-4xx-without-explicit-freshness", section: "RELIABILITY §3.2", status: 404,
-              headers: [("Last-Modified", httpDate(-1000))], expected: .clientErrorWithoutExplicitFreshness),
-        .init(name: "store-400-without-freshness-cpdos", section: "RELIABILITY §3.2 / T16", status: 400, headers: [],
-              expected: .clientErrorWithoutExplicitFreshness),
-        .init(name: "store-404-with-max-age", section: "RELIABILITY §3.2", status: 404, headers: [fresh], expected: nil),
-        .init(name: "store-500-never-by-default", section: "RELIABILITY §3.2", status: 500, headers: [fresh], expected: .serverError),
-        .init(name: "store-503-never-by-default", section: "RELIABILITY §3.2", status: 503, headers: [fresh], expected: .serverError),
-        .init(name: "store-500-allowed-with-freshness", section: "RELIABILITY §3.2", status: 500, headers: [fresh],
+        .init(name: "store-404-with-max-age", section: "§3", status: 404, headers: [fresh], expected: nil),
+        .init(name: "store-500-allowed-with-freshness", section: "§3", status: 500, headers: [fresh],
               configuration: CachePolicyConfiguration(storeServerErrors: true), expected: nil),
-        .init(name: "store-500-allowed-but-no-freshness", section: "RELIABILITY §3.2", status: 500, headers: [],
-              configuration: CachePolicyConfiguration(storeServerErrors: true), expected: .serverError),
+        .init(name: "store-500-refused-when-configured", section: "§7.1", status: 500, headers: [fresh],
+              configuration: CachePolicyConfiguration(storeServerErrors: false), expected: .serverError),
+        .init(name: "store-500-without-freshness", section: "§3", status: 500, headers: [("ETag", "\"a\"")],
+              expected: .noExplicitFreshnessOrHeuristicStatus),
         .init(name: "store-vary-star-refused", section: "§4.1", headers: [fresh, ("Vary", "*")], expected: .varyWildcard),
         .init(name: "store-vary-star-in-list-refused", section: "§4.1", headers: [fresh, ("Vary", "Accept, *")], expected: .varyWildcard),
         .init(name: "store-vary-16-names", section: "RELIABILITY §3.5",
@@ -120,6 +116,74 @@ struct StorageDecisionTests {
         .init(name: "store-oversized-error-response-refused", section: "RELIABILITY T16", status: 400,
               headers: (1...300).map { ("X-E\($0)", "e") }, expected: .invalidHeaders(.tooManyFields(count: 257))),
     ]
+
+    /// Issue 16 item 2: each status family with explicit freshness, heuristic freshness
+    /// (Last-Modified only) and the poisoning guard of ``StorageDecision`` (RFC 9111 §7.1).
+    static let statusCases: [StorageCase] = {
+        let lastModified = ("Last-Modified", httpDate(-10_000))
+        let privateMode = CachePolicyConfiguration(mode: .private)
+        var cases: [StorageCase] = []
+        // RFC 9111 §3: explicit freshness makes any final status storable (bar 206 and 304)...
+        for code in [200, 201, 202, 203, 204, 299, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 500, 501, 502, 503, 504, 599] {
+            cases.append(.init(name: "status-\(code)-max-age", section: "§3", status: code, headers: [fresh], expected: nil))
+        }
+        for code in [203, 302, 410, 503] {
+            cases.append(.init(name: "status-\(code)-expires", section: "§3 / §5.3", status: code,
+                               headers: [("Expires", httpDate(600)), ("Date", httpDate(0))], expected: nil))
+            cases.append(.init(name: "status-\(code)-s-maxage", section: "§3 / §5.2.2.10", status: code,
+                               headers: [("Cache-Control", "s-maxage=60")], expected: nil))
+        }
+        // ...and so does `public` with a validator (its heuristic freshness comes from Last-Modified).
+        for code in [201, 302, 500, 503] {
+            cases.append(.init(name: "status-\(code)-public-last-modified", section: "§3 / §4.2.2", status: code,
+                               headers: [("Cache-Control", "public"), lastModified], expected: nil))
+        }
+        // RFC 9110 §15.1: the heuristically cacheable codes need no explicit freshness.
+        for code in [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501] {
+            cases.append(.init(name: "status-\(code)-heuristic", section: "§4.2.2 / RFC 9110 §15.1", status: code,
+                               headers: [lastModified], expected: nil))
+        }
+        // The other codes do.
+        for code in [201, 202, 299, 302, 303, 307, 500, 502, 503, 504, 599] {
+            cases.append(.init(name: "status-\(code)-not-heuristic", section: "§3 / RFC 9110 §15.1", status: code,
+                               headers: [lastModified], expected: .noExplicitFreshnessOrHeuristicStatus))
+        }
+        // RFC 9111 §7.1: in a shared cache, a 4xx that may answer what the key does not hold
+        // needs s-maxage, whatever its max-age or Expires; an unrecognised 4xx counts as 400.
+        for code in [400, 403, 406, 411, 412, 413, 416, 417, 421, 429, 431, 451, 499] {
+            cases.append(.init(name: "status-\(code)-max-age-shared-guard", section: "§7.1", status: code, headers: [fresh],
+                               expected: .clientErrorWithoutSharedMaxAge))
+            cases.append(.init(name: "status-\(code)-s-maxage-shared", section: "§7.1 / §5.2.2.10", status: code,
+                               headers: [("Cache-Control", "max-age=60, s-maxage=60")], expected: nil))
+            cases.append(.init(name: "status-\(code)-max-age-private", section: "§3 / §7.1", status: code, headers: [fresh],
+                               configuration: privateMode, expected: nil))
+        }
+        cases += [
+            .init(name: "status-400-expires-shared-guard", section: "§7.1", status: 400,
+                  headers: [("Expires", httpDate(600)), ("Date", httpDate(0))], expected: .clientErrorWithoutSharedMaxAge),
+            .init(name: "status-431-public-max-age-shared-guard", section: "§7.1", status: 431,
+                  headers: [("Cache-Control", "public, max-age=600")], expected: .clientErrorWithoutSharedMaxAge),
+            .init(name: "status-400-heuristic-private-not-heuristic", section: "RFC 9110 §15.1", status: 400, headers: [lastModified],
+                  configuration: privateMode, expected: .noExplicitFreshnessOrHeuristicStatus),
+            .init(name: "status-413-targeted-s-maxage", section: "§7.1 / RFC 9213", status: 413,
+                  headers: [("CDN-Cache-Control", "s-maxage=60"), ("Cache-Control", "max-age=60")],
+                  configuration: { var c = CachePolicyConfiguration(); c.targetedFields = [CachePolicyConfiguration.cdnCacheControl]; return c }(),
+                  expected: nil),
+            .init(name: "status-503-store-server-errors-off", section: "§7.1", status: 503, headers: [fresh],
+                  configuration: CachePolicyConfiguration(storeServerErrors: false), expected: .serverError),
+            .init(name: "status-501-heuristic-store-server-errors-off", section: "§7.1", status: 501, headers: [lastModified],
+                  configuration: CachePolicyConfiguration(storeServerErrors: false), expected: .serverError),
+            .init(name: "status-206-max-age", section: "§3.3", status: 206, headers: [fresh], expected: .partialContent),
+            .init(name: "status-304-max-age", section: "§4.3.4", status: 304, headers: [fresh], expected: .notModified),
+            .init(name: "status-103-not-final", section: "§3", status: 103, headers: [fresh], expected: .statusNotFinal),
+        ]
+        return cases
+    }()
+
+    @Test(arguments: statusCases)
+    func statusCodes(_ testCase: StorageCase) {
+        decides(testCase)
+    }
 
     @Test(arguments: cases)
     func decides(_ testCase: StorageCase) {

@@ -17,6 +17,8 @@ struct SelectionCase: Sendable, CustomTestStringConvertible {
     let section: String
     let stored: [(String, String)]
     let notModified: [(String, String)]
+    /// Whether the conditional request was built from this stored response alone.
+    var validatedAlone = true
     let selects: Bool
     var testDescription: String { "\(name) [\(section)]" }
 }
@@ -77,13 +79,79 @@ struct ValidationTests {
               notModified: [("Last-Modified", httpDate(-5))], selects: false),
         .init(name: "304-no-validator-stored-none", section: "§4.3.4", stored: [("Cache-Control", "max-age=5")],
               notModified: [("Cache-Control", "max-age=9")], selects: true),
-        .init(name: "304-no-validator-stored-has-one", section: "§4.3.4", stored: [("ETag", "\"v1\"")],
-              notModified: [("Cache-Control", "max-age=9")], selects: false),
+        .init(name: "304-no-validator-stored-has-etag-validated-alone", section: "§4.3.4 / §4.3.3", stored: [("ETag", "\"v1\"")],
+              notModified: [("Cache-Control", "max-age=9")], selects: true),
+        .init(name: "304-no-validator-stored-has-last-modified-validated-alone", section: "§4.3.4 / §4.3.3",
+              stored: [("Last-Modified", httpDate(-10))], notModified: [("Content-Type", "text/plain")], selects: true),
+        .init(name: "304-no-validator-stored-has-etag-among-several", section: "§4.3.4", stored: [("ETag", "\"v1\"")],
+              notModified: [("Cache-Control", "max-age=9")], validatedAlone: false, selects: false),
+        .init(name: "304-no-validator-stored-none-among-several", section: "§4.3.4", stored: [("Cache-Control", "max-age=5")],
+              notModified: [("Cache-Control", "max-age=9")], validatedAlone: false, selects: true),
+        .init(name: "304-invalid-etag-is-no-validator", section: "§4.3.4 / RFC 9110 §8.8.3", stored: [("ETag", "\"v1\"")],
+              notModified: [("ETag", "v2")], selects: true),
+        .init(name: "304-strong-etag-names-other-validated-alone", section: "§4.3.4", stored: [("ETag", "\"v1\"")],
+              notModified: [("ETag", "\"v2\"")], validatedAlone: true, selects: false),
+        .init(name: "304-last-modified-names-other-validated-alone", section: "§4.3.4",
+              stored: [("ETag", "\"v1\""), ("Last-Modified", httpDate(-10))], notModified: [("Last-Modified", httpDate(-5))],
+              validatedAlone: true, selects: false),
     ]
 
     @Test(arguments: selectionCases)
     func selection(_ testCase: SelectionCase) {
-        #expect(NotModifiedUpdate.selects(stored: stored(200, testCase.stored), notModified: fields(testCase.notModified)) == testCase.selects)
+        let selects = NotModifiedUpdate.selects(
+            stored: stored(200, testCase.stored), notModified: fields(testCase.notModified), validatedAlone: testCase.validatedAlone)
+        #expect(selects == testCase.selects)
+    }
+
+    struct ValidatorlessCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let section: String
+        let stored: [(String, String)]
+        var requestHeaders: [(String, String)] = []
+        let reason: ReuseDecision.RevalidationReason
+        var testDescription: String { "\(name) [\(section)]" }
+    }
+
+    /// Issue 16 item 1: the 304 carries only Content-Type (no ETag, no Last-Modified), as many
+    /// origins send it; the conditional request was built from the one stored response.
+    static let validatorlessCases: [ValidatorlessCase] = [
+        .init(name: "304-without-validator-must-revalidate", section: "§4.3.4 / §5.2.2.2",
+              stored: [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2, must-revalidate")], reason: .stale),
+        .init(name: "304-without-validator-no-cache", section: "§4.3.4 / §5.2.2.4",
+              stored: [("ETag", "\"abcd\""), ("Cache-Control", "no-cache")], reason: .responseNoCache),
+        .init(name: "304-without-validator-last-modified", section: "§4.3.4 / §4.3.1",
+              stored: [("Last-Modified", httpDate(-3600)), ("Cache-Control", "max-age=2")], reason: .stale),
+        .init(name: "304-without-validator-vary", section: "§4.3.4 / §4.1",
+              stored: [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2"), ("Vary", "Accept-Encoding")],
+              requestHeaders: [("Accept-Encoding", "gzip")], reason: .stale),
+    ]
+
+    @Test(arguments: validatorlessCases)
+    func notModifiedWithoutValidator(_ testCase: ValidatorlessCase) {
+        // Given: a stale (or no-cache) stored response the cache revalidates by itself.
+        let entry = stored(200, testCase.stored + [("Content-Type", "text/old"), ("Date", httpDate(0))],
+                           requestHeaders: testCase.requestHeaders)
+        let decision = ReuseDecision.decide(request: request(.get, testCase.requestHeaders), stored: entry, now: at(10))
+        guard case .revalidate(let revalidation) = decision else {
+            Issue.record("expected revalidate, got \(decision)")
+            return
+        }
+        #expect(revalidation.reason == testCase.reason)
+        #expect(!revalidation.conditionalHeaders.isEmpty)
+        // When: the origin's 304 names no validator.
+        let outcome = RevalidationOutcome.evaluate(
+            response: response(304, [("Content-Type", "text/new"), ("Date", httpDate(10))]),
+            stored: entry, staleIfErrorUntil: nil, requestTime: at(10), responseTime: at(10), now: at(10))
+        // Then: it answers for the stored response, which is updated (§3.2) and served.
+        guard case .notModified(let updated) = outcome else {
+            Issue.record("expected notModified, got \(outcome)")
+            return
+        }
+        #expect(updated.headerFields[.contentType] == "text/new")
+        #expect(updated.headerFields[.date] == httpDate(10))
+        #expect(updated.headerFields[.eTag] == entry.headerFields[.eTag])
+        #expect(updated.headerFields[.lastModified] == entry.headerFields[.lastModified])
+        #expect(updated.varyRequestFields == entry.varyRequestFields)
     }
 
     @Test("304-merge-replaces-fields-keeps-protected [§3.2]")

@@ -98,7 +98,7 @@ final class AsyncHTTPClientCachingTests {
         if path.hasPrefix("/private") { return .init(headers: [("Cache-Control", "private, max-age=600")], body: body(n)) }
         if path.hasPrefix("/stale") { return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n)) }
         if path.hasPrefix("/big") { return .init(headers: [("Cache-Control", "max-age=600")], body: String(repeating: "0123456789abcdef", count: 12_800)) }
-        if path.hasPrefix("/error") { return .init(status: 500, headers: [("Cache-Control", "max-age=600")], body: "oops") }
+        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") } // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
         if request.method == "POST" { return .init(status: 204) }
         return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
     }

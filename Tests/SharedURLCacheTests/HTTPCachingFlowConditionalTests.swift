@@ -54,6 +54,41 @@ struct HTTPCachingFlowConditionalTests {
         #expect(answer.body == Data(Self.body.utf8))
     }
 
+    /// What the origin stores for each path of ``notModifiedWithoutValidator``.
+    static let validatorlessPaths: [(path: String, headers: [(String, String)], request: [String: String])] = [
+        ("/must-revalidate", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2, must-revalidate")], [:]),
+        ("/no-cache", [("ETag", "\"abcd\""), ("Cache-Control", "no-cache")], [:]),
+        ("/last-modified", [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Cache-Control", "max-age=2")], [:]),
+        ("/vary", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2"), ("Vary", "Accept-Encoding")], ["Accept-Encoding": "gzip"]),
+    ]
+
+    @Test("a 304 without ETag or Last-Modified answers the revalidation of the one stored response: one origin request (§4.3.4)",
+          arguments: validatorlessPaths.indices)
+    func notModifiedWithoutValidator(_ index: Int) async throws {
+        let (path, headers, requestHeaders) = Self.validatorlessPaths[index]
+        // The origin answers its 304s with Content-Type only, as many real origins do.
+        let h = try FlowHarness { request, _ in
+            if request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil {
+                return .init(status: 304, headers: [("Content-Type", "text/plain; charset=utf-8")])
+            }
+            return .init(headers: headers + [("Content-Type", "text/plain")], body: Self.body)
+        }
+        let first = try await h.send(path, headers: requestHeaders)
+        #expect(first.cacheStatus == .miss && h.origin.requestCount == 1)
+        h.advance(5)
+        let second = try await h.send(path, headers: requestHeaders)
+        #expect(h.origin.requestCount == 2, "exactly one origin request for the revalidated client request")
+        let conditional = h.origin.requests.last
+        #expect(conditional?.header("If-None-Match") != nil || conditional?.header("If-Modified-Since") != nil)
+        #expect(second.cacheStatus == .revalidated && second.response.status == .ok)
+        #expect(second.body == Data(Self.body.utf8))
+        #expect(second.response.headerFields[.contentType] == "text/plain; charset=utf-8", "the 304's fields are merged (§3.2)")
+        h.advance(5)
+        let third = try await h.send(path, headers: requestHeaders)
+        #expect(third.cacheStatus == .revalidated && third.body == Data(Self.body.utf8))
+        #expect(h.origin.requestCount == 3)
+    }
+
     @Test("date: a response received without Date is stamped with its receipt time (RFC 9110 §6.6.1)")
     func stampsDateOnReceipt() async throws {
         let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60")], body: Self.body) }

@@ -291,11 +291,73 @@ struct HTTPCachingFlowTests {
         #expect(try await h.send(headers: ["Authorization": "Bearer x"]).cacheStatus == .hit)
     }
 
-    @Test("a 500 is never stored by default")
+    @Test("status: an explicitly fresh 503 is served from the cache (RFC 9111 §3)")
+    func explicitlyFreshServerError() async throws {
+        let h = try FlowHarness { _, n in .init(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy \(n)") }
+        let first = try await h.send()
+        h.advance(10)
+        let second = try await h.send()
+        #expect(first.cacheStatus == .miss)
+        #expect(second.cacheStatus == .hit && second.response.status == .serviceUnavailable)
+        #expect(second.body == Data("busy 1".utf8) && second.response.headerFields[.age] == "10")
+        #expect(h.origin.requestCount == 1)
+    }
+
+    @Test("status: a 5xx is not stored when storeServerErrors is off; one without freshness never is")
     func serverErrorNotStored() async throws {
-        let h = try FlowHarness { _, _ in .init(status: 500, headers: [("Cache-Control", "max-age=600")], body: "oops") }
+        let off = try FlowHarness(configure: { $0.policy.storeServerErrors = false }) { _, _ in
+            .init(status: 500, headers: [("Cache-Control", "max-age=600")], body: "oops")
+        }
+        _ = try await off.send()
+        #expect(try await off.send().cacheStatus == .miss && off.origin.requestCount == 2)
+        let plain = try FlowHarness { _, _ in .init(status: 500, headers: [("ETag", "\"e\"")], body: "oops") }
+        _ = try await plain.send()
+        #expect(try await plain.send().cacheStatus == .miss && plain.origin.requestCount == 2)
+    }
+
+    @Test("status: a fresh 503 answering a revalidation is stored; a 500 without freshness keeps the stored response (§4.3.3)")
+    func serverErrorDuringRevalidation() async throws {
+        let h = try FlowHarness { _, n in
+            switch n {
+            case 1: return .init(headers: [("Cache-Control", "max-age=5")], body: "good")
+            case 2: return .init(status: 500, body: "oops")
+            default: return .init(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy")
+            }
+        }
         _ = try await h.send()
-        #expect(try await h.send().cacheStatus == .miss)
+        h.advance(10)
+        let failed = try await h.send()
+        #expect(failed.response.status == .internalServerError && failed.cacheStatus == .expired)
+        #expect(try await h.send(policy: .returnCacheDataDontLoad).body == Data("good".utf8), "not replaced by the 500")
+        let busy = try await h.send()
+        #expect(busy.response.status == .serviceUnavailable && busy.cacheStatus == .expired)
+        let cached = try await h.send()
+        #expect(cached.response.status == .serviceUnavailable && cached.cacheStatus == .hit && cached.body == Data("busy".utf8))
+        #expect(h.origin.requestCount == 3)
+    }
+
+    @Test("status: heuristic freshness for a 404 with Last-Modified (RFC 9110 §15.1, RFC 9111 §4.2.2)")
+    func heuristicNotFound() async throws {
+        let h = try FlowHarness { _, _ in
+            .init(status: 404, headers: [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")], body: "gone")
+        }
+        _ = try await h.send()
+        h.advance(60)
+        let second = try await h.send()
+        #expect(second.cacheStatus == .hit && second.response.status == .notFound && h.origin.requestCount == 1)
+    }
+
+    @Test("status: a 400 with max-age is not stored in a shared cache; with s-maxage it is (§7.1 poisoning guard)")
+    func badRequestPoisoningGuard() async throws {
+        let h = try FlowHarness { request, _ in
+            let control = request.target.hasPrefix("/shared") ? "max-age=600, s-maxage=600" : "max-age=600"
+            return .init(status: 400, headers: [("Cache-Control", control)], body: "bad")
+        }
+        _ = try await h.send("/blanket", headers: ["X-Oversized": String(repeating: "a", count: 1000)])
+        let other = try await h.send("/blanket")
+        #expect(other.cacheStatus == .miss && h.origin.requestCount == 2, "one client's bad request is not served to another")
+        _ = try await h.send("/shared")
+        #expect(try await h.send("/shared").cacheStatus == .hit && h.origin.requestCount == 3)
     }
 
     @Test("HEAD is answered from a stored GET, without a body (§4)")

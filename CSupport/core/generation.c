@@ -30,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,6 +107,11 @@ int suc_gen_map(suc_cache *c, suc_error *err) {
         suc_os_close(fd);
         return suc_fail(err, SUC_ECORRUPT, "read(generation)", 0, 0, "the generation file is damaged");
     }
+    /* A shared flock for the life of the handle says "this process follows generations": a
+     * rewrite must not retire index.lmdb under a process of an earlier release, which holds
+     * LMDB's lock on index.lmdb-lock but not this one (earlier_release_attached). */
+    int lrc;
+    do lrc = flock(fd, LOCK_SH); while (lrc < 0 && errno == EINTR);
     void *m = mmap(NULL, GEN_FILE_LEN, PROT_READ, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
         int e = errno;
@@ -143,6 +150,49 @@ static int publish(suc_cache *c, uint64_t gen, suc_error *err) {
     munmap(m, GEN_FILE_LEN);
     suc_os_close(fd);
     return rc;
+}
+
+/* ---- processes of earlier releases -------------------------------------------------------- */
+
+/* Parses one /proc/locks line: "N: FLOCK|POSIX ADVISORY READ|WRITE PID MAJ:MIN:INODE ...".
+ * Lines of blocked waiters ("N: -> ...") are skipped. */
+static int parse_lock_line(const char *line, int *posix, long *pid, unsigned *maj, unsigned *min, unsigned long *ino) {
+    char type[16], kind[16], mode[16];
+    if (strstr(line, "->")) return 0;
+    const char *p = strchr(line, ':');
+    if (!p) return 0;
+    if (sscanf(p + 1, "%15s %15s %15s %ld %x:%x:%lu", type, kind, mode, pid, maj, min, ino) != 7) return 0;
+    *posix = !strcmp(type, "POSIX") || !strcmp(type, "OFDLCK");
+    return !strcmp(type, "POSIX") || !strcmp(type, "FLOCK");
+}
+
+int suc_earlier_release_attached(suc_cache *c) {
+    struct stat lock_st, gen_st;
+    if (fstatat(c->rootfd, "index.lmdb-lock", &lock_st, AT_SYMLINK_NOFOLLOW) < 0) return 0;
+    if (suc_os_fstat(c->genfd, &gen_st) < 0) return 0;
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f) return 0; /* cannot tell: only Linux lists locks */
+    long lmdb_pids[256], ours[256];
+    size_t nl = 0, no = 0;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        int posix;
+        long pid;
+        unsigned maj, min;
+        unsigned long ino;
+        if (!parse_lock_line(line, &posix, &pid, &maj, &min, &ino)) continue;
+        if (posix && ino == lock_st.st_ino && maj == major(lock_st.st_dev) && min == minor(lock_st.st_dev) && nl < 256)
+            lmdb_pids[nl++] = pid;
+        if (!posix && ino == gen_st.st_ino && maj == major(gen_st.st_dev) && min == minor(gen_st.st_dev) && no < 256)
+            ours[no++] = pid;
+    }
+    fclose(f);
+    for (size_t i = 0; i < nl; i++) {
+        int found = 0;
+        for (size_t j = 0; j < no && !found; j++) found = lmdb_pids[i] == ours[j];
+        if (!found) return (int)lmdb_pids[i];
+    }
+    return 0;
 }
 
 /* ---- the rewrite ----------------------------------------------------------------------- */
@@ -264,6 +314,12 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
     if (rc) return rc;
     /* Follow first, so the copy starts from the newest generation. */
     if ((rc = suc_cache_follow(c, err))) return rc;
+    /* Generation 0 is index.lmdb, which releases before generations also open; one of them
+     * would go on writing to it after it is retired. Wait until the last of them is gone. */
+    int pid = c->gen == 0 ? suc_earlier_release_attached(c) : 0;
+    if (pid)
+        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
+                        "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
     rewrite_ctx ctx = {0};
     uint64_t old_gen = c->gen;
     rc = suc_write_txn_ex(c, rewrite_apply, NULL, &ctx, 1, err);

@@ -526,9 +526,19 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
         /* Rewrite when the index stands between us and the target, or a quarter of it is free. */
         uint64_t reclaimable = u.index_bytes > shape.used_bytes ? u.index_bytes - shape.used_bytes : 0;
         int over_disk = has_target(disk_target) && u.total_bytes > disk_target;
-        if ((over_disk && reclaimable > 0) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
-            if ((rc = rewrite(c, out, err))) return rc;
+        if ((over_disk && reclaimable > FIXED_INDEX_BYTES) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
+            suc_error rerr = {0};
+            rc = rewrite(c, out, &rerr);
+            if (rc == SUC_EBUSY) { /* an earlier release holds index.lmdb: evict only */
+                out->index_rewrite_deferred = 1;
+                rc = SUC_OK;
+            }
+            if (rc) {
+                if (err) *err = rerr;
+                return rc;
+            }
             if ((rc = usage(c, has_target(disk_target), &u, err))) return rc;
+            if (out->index_rewrite_deferred) break;
         }
         if (!has_target(disk_target) || u.total_bytes <= disk_target) break;
         correction += (int64_t)(u.total_bytes - disk_target);

@@ -45,6 +45,9 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// Index generations written; stores waited for each (lookups never did).
     public var indexRewrites: Int
     public var longestRewriteMilliseconds: Int
+    /// A process of a release before index generations had the index open: entries were
+    /// evicted, the index file was left for a later run (docs/Capacity.md).
+    public var indexRewriteDeferred: Bool
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -128,7 +131,8 @@ extension CacheStore {
             strayIndexKeys: Int(report.stray_index_keys), transactions: Int(report.transactions),
             diskBytesBefore: Int(report.disk_bytes_before), diskBytesAfter: Int(report.disk_bytes_after),
             indexBytesBefore: Int(report.index_bytes_before), indexBytesAfter: Int(report.index_bytes_after),
-            indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms))
+            indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms),
+            indexRewriteDeferred: report.index_rewrite_deferred != 0)
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its

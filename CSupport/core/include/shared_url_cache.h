@@ -382,6 +382,8 @@ typedef struct suc_compact_report {
     uint64_t index_bytes_after;
     uint64_t index_rewrites;     /* generations written (each one stops stores for its duration) */
     uint64_t longest_rewrite_ms;
+    int index_rewrite_deferred;  /* a process of a release before index generations has the index
+                                    open: evicted, but the index file was not rewritten */
 } suc_compact_report;
 
 /*

@@ -248,8 +248,11 @@ int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_
         rc = suc_fail_errno(err, "pread(body)", errno);
         goto out;
     }
+    if ((size_t)got == want && suc_get_u32(file) == BODY_MAGIC && !suc_body_format_readable(suc_get_u16(file + 4))) {
+        rc = suc_fail(err, SUC_EVERSION, "body header", 0, 0, "body file of another format; left for the release that wrote it");
+        goto out;
+    }
     if ((size_t)got != want || suc_get_u32(file) != BODY_MAGIC ||
-        suc_get_u16(file + 4) != SUC_BODY_FORMAT ||
         (suc_get_u16(file + 6) & SUC_REC_RAW) != (rec->flags & SUC_REC_RAW) ||
         suc_get_u64(file + 8) != rec->body_size || suc_get_u64(file + 16) != rec->stored_size ||
         suc_get_u32(file + 24) != rec->body_crc || suc_get_u32(file + 28) != record_len ||

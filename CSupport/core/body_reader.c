@@ -233,7 +233,9 @@ static int open_file(suc_body_reader *r, suc_error *err) {
     ssize_t got = suc_os_pread_full(r->fd, h, sizeof h, 0);
     if (got < 0) return suc_fail_errno(err, "pread(body header)", errno);
     const suc_record *rec = &r->rec;
-    if ((size_t)got != sizeof h || suc_get_u32(h) != BODY_MAGIC || suc_get_u16(h + 4) != SUC_BODY_FORMAT ||
+    if ((size_t)got == sizeof h && suc_get_u32(h) == BODY_MAGIC && !suc_body_format_readable(suc_get_u16(h + 4)))
+        return suc_fail(err, SUC_EVERSION, "body header", 0, 0, "body file of another format; left for the release that wrote it");
+    if ((size_t)got != sizeof h || suc_get_u32(h) != BODY_MAGIC ||
         (suc_get_u16(h + 6) & SUC_REC_RAW) != (rec->flags & SUC_REC_RAW) || suc_get_u64(h + 8) != rec->body_size ||
         suc_get_u64(h + 16) != rec->stored_size || suc_get_u32(h + 24) != rec->body_crc ||
         suc_get_u32(h + 28) != r->record_len || memcmp(h + 32, rec->body_id, SUC_BODY_ID_LEN) != 0)
@@ -291,6 +293,7 @@ out:
         suc_index_purge_if(c, r->ikey, r->rec.version);
         rc = SUC_ENOTFOUND; /* err keeps the detail */
     }
+    if (rc == SUC_EVERSION) rc = SUC_ENOTFOUND; /* another release's body: a miss, left alone */
     if (rc) {
         suc_body_reader_close(r);
         return rc;

@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SUC_FORMAT_VERSION 1u
+#define SUC_FORMAT_VERSION ((unsigned)SUC_DIRECTORY_FORMAT)
 
 static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static suc_cache *g_registry;

@@ -485,6 +485,11 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
     suc_entry *e = NULL;
     suc_record r;
     rc = suc_record_decode(rec_buf, rec_len, &r);
+    if (rc == SUC_EVERSION) { /* written by a release with another record format: its entry */
+        free(rec_buf);
+        suc_fail(err, SUC_EVERSION, "record", 0, 0, "index record of another format; left for the release that wrote it");
+        return SUC_ENOTFOUND;
+    }
     if (rc) {
         suc_index_purge_if(c, ikey, 0);
         free(rec_buf);
@@ -514,6 +519,10 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
             suc_index_purge_if(c, ikey, r.version);
             suc_entry_free(e);
             return SUC_ENOTFOUND; /* err keeps the detail */
+        }
+        if (rc == SUC_EVERSION) { /* a body another release wrote: a miss, left alone */
+            suc_entry_free(e);
+            return SUC_ENOTFOUND;
         }
         if (rc) {
             suc_entry_free(e);

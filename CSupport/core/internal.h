@@ -34,7 +34,7 @@ int64_t suc_tkey_time(const uint8_t tkey[SUC_TKEY_LEN]);
 /* The largest body size a record may claim (1 TiB): far above any configured limit, far below
  * INT64_MAX, so a damaged size is refused at decode instead of overflowing a caller. */
 #define SUC_RECORD_MAX_BODY_SIZE (UINT64_C(1) << 40)
-#define SUC_RECORD_FORMAT 1
+#define SUC_RECORD_FORMAT ((SUC_RECORD_FORMAT_MAJOR << 8) | SUC_RECORD_FORMAT_MINOR)
 
 #define SUC_REC_INLINE 0x1u
 #define SUC_REC_RAW 0x2u
@@ -79,7 +79,9 @@ void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms);
 /* ---- body files (body.c) ---------------------------------------------------------------- */
 
 #define SUC_BODY_HEADER_LEN 48
-#define SUC_BODY_FORMAT 1
+#define SUC_BODY_FORMAT ((SUC_BODY_FORMAT_MAJOR << 8) | SUC_BODY_FORMAT_MINOR)
+/* A body file's format field is readable by this build: same major (docs/Formats.md). */
+static inline int suc_body_format_readable(uint16_t format) { return (format >> 8) == SUC_BODY_FORMAT_MAJOR; }
 
 /* "bodies/" relative path of a body id: "ab/abcdef…" (2 + 1 + 32 chars + NUL). */
 #define SUC_BODY_PATH_LEN 36

@@ -82,7 +82,11 @@ void suc_record_encode(const suc_record *r, uint8_t *out) {
 int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     if (len < SUC_RECORD_FIXED_LEN) return SUC_ECORRUPT;
     if (suc_get_u32(buf + OFF_MAGIC) != REC_MAGIC) return SUC_ECORRUPT;
-    if (suc_get_u16(buf + OFF_FORMAT) != SUC_RECORD_FORMAT) return SUC_EVERSION;
+    /* docs/Formats.md: another major is not ours to read (a miss, never purged); a newer minor
+     * only adds after what this layout knows, so it is read and the rest skipped. */
+    uint16_t format = suc_get_u16(buf + OFF_FORMAT);
+    if ((format >> 8) != SUC_RECORD_FORMAT_MAJOR) return SUC_EVERSION;
+    int newer_minor = (format & 0xff) > SUC_RECORD_FORMAT_MINOR;
     memset(out, 0, sizeof *out);
     out->flags = suc_get_u16(buf + OFF_FLAGS);
     if (out->flags & ~(SUC_REC_INLINE | SUC_REC_RAW)) return SUC_ECORRUPT;
@@ -99,7 +103,7 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     out->partition_len = suc_get_u32(buf + OFF_PARTITION_LEN);
     out->head_len = suc_get_u32(buf + OFF_HEAD_LEN);
     out->user_info_len = suc_get_u32(buf + OFF_USER_INFO_LEN);
-    if (suc_get_u32(buf + OFF_RESERVED) != 0) return SUC_ECORRUPT;
+    if (!newer_minor && suc_get_u32(buf + OFF_RESERVED) != 0) return SUC_ECORRUPT;
 
     /* 64-bit sums of 32-bit lengths cannot overflow; compare against what is really there. */
     uint64_t need = (uint64_t)SUC_RECORD_FIXED_LEN + out->key_len + out->variant_len +
@@ -108,7 +112,7 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
         if (out->stored_size > len) return SUC_ECORRUPT;
         need += out->stored_size;
     }
-    if (need != len) return SUC_ECORRUPT;
+    if (newer_minor ? need > len : need != len) return SUC_ECORRUPT;
     if (out->key_len == 0) return SUC_ECORRUPT;
     if ((out->flags & SUC_REC_RAW) && out->stored_size != out->body_size) return SUC_ECORRUPT;
     /* No writer produces a body near this size (the per-handle limit is far lower); a record

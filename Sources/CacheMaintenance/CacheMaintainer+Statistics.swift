@@ -32,6 +32,9 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var diskEntryBytes: Int
     /// Every file was stat'ed (the default); `--counters-only` estimates from the counters.
     public var diskMeasured: Bool
+    /// The directory's format (it opened, so this build reads it); records of another major
+    /// format are counted by `urlcache verify`.
+    public var directoryFormat: Int
     public var entries: Int
     /// Logical (uncompressed) body bytes.
     public var bodyBytes: Int
@@ -61,6 +64,7 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     public var text: String {
         var rows: [(String, String)] = [
             ("directory", directory),
+            ("format", "directory format \(directoryFormat); this build writes records \(StoreFormats.record), bodies \(StoreFormats.body)"),
             ("on disk (du)", "\(TextFormat.bytes(diskBytes)) (\(diskBytes))" + (diskMeasured ? "" : ", estimated")),
             ("  index file", TextFormat.bytes(diskIndexBytes)),
             ("  body files", TextFormat.bytes(diskBodyFileBytes)),
@@ -109,7 +113,7 @@ extension CacheMaintainer {
             directory: directory, diskBytes: disk.totalBytes, diskIndexBytes: disk.indexBytes,
             diskBodyFileBytes: disk.bodyFileBytes, diskLeftoverBytes: disk.leftoverBytes,
             diskLeftoverFiles: disk.leftoverFiles, diskOverheadBytes: disk.overheadBytes,
-            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
+            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, directoryFormat: StoreFormats.directory, entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
             recordBytes: stats.recordBytes,
             compressionRatio: stats.storedBytes > 0 ? Double(stats.bodyBytes) / Double(stats.storedBytes) : 0,
             indexMapBytes: stats.indexMapBytes, indexUsedBytes: stats.indexUsedBytes,

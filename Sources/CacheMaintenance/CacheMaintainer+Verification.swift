@@ -30,6 +30,7 @@ public struct VerificationSummary: TextReport, Sendable, Hashable, Codable {
                 ("orphan files", "\(report.orphanFiles)"),
                 ("temp files", "\(report.tempFiles)"),
                 ("leftover bytes", TextFormat.bytes(report.leftoverBytes)),
+                ("other-format entries", "\(report.otherFormatEntries) (written by another release; left for it)"),
                 ("inline entries", "\(report.inlineEntries) (their bodies live in the index: a rebuild cannot restore them)"),
             ]
             if fix { rows.append(("repaired", "\(report.repaired)")) }

@@ -67,6 +67,9 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var inlineEntries: Int
     /// Bytes of the orphan body files and temp files found (allocated blocks).
     public var leftoverBytes: Int
+    /// Entries in a record format of another major version (written by another release): not
+    /// damage, and never purged by this one.
+    public var otherFormatEntries: Int
 
     /// Damage that `fix` repairs (orphans and temp files of running stores are not damage).
     public var isDamaged: Bool {
@@ -172,6 +175,7 @@ extension CacheStore {
             orphanFiles: Int(report.orphan_files), tempFiles: Int(report.temp_files),
             strayIndexKeys: Int(report.stray_index_keys), repaired: Int(report.repaired),
             countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt),
-            inlineEntries: Int(report.inline_entries), leftoverBytes: Int(report.leftover_bytes))
+            inlineEntries: Int(report.inline_entries), leftoverBytes: Int(report.leftover_bytes),
+            otherFormatEntries: Int(report.other_format_entries))
     }
 }

@@ -85,6 +85,8 @@ struct JSONOutputTests {
         let missing = try run(["stats", dir.root + "/absent"])
         #expect(missing.status == 3 && missing.err.contains("directoryNotFound") && missing.out.isEmpty)
         #expect(try run(["verify", dir.cache]).status == 0)
+        let version = try run(["--version"])
+        #expect(version.status == 0 && version.out.contains("urlcache \(StoreFormats.release)") && version.out.contains("directory format 1"), "\(version)")
     }
 
     @Test("bench: real worker processes for each implementation; every --json row has the documented fields")

@@ -71,16 +71,29 @@ extension Reliability {
             #expect(other.status == 2, "\(other)")
         }
 
-        @Test("T18 an index record of format 2 is a miss and is purged; its neighbours are intact")
+        @Test("T18 a record of a newer minor format is read (what it adds is skipped); one of another major is a miss that no lookup or verify --fix purges")
         func recordOfFutureFormat() throws {
             let scratch = Scratch()
             let store = try CacheStore(directory: scratch.cache)
             try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 1, count: 5000))
+            try store.store(RecordDescriptor(key: Array("m".utf8)), body: Array(repeating: 3, count: 5000))
             try store.store(RecordDescriptor(key: Array("n".utf8)), body: Array(repeating: 2, count: 5000))
-            var raw = try #require(try store.debugRawRecord(for: Array("k".utf8)))
-            raw[4] = 2 // u16 format at offset 4 (record.c)
-            try store.debugOverwriteRecord(for: Array("k".utf8), with: raw)
+            // A newer minor (u16 format at offset 4, record.c: major × 256 + minor) that appends
+            // 16 bytes this release does not know.
+            var minor = try #require(try store.debugRawRecord(for: Array("m".utf8)))
+            minor[4] = 9
+            minor += [UInt8](repeating: 0xAB, count: 16)
+            try store.debugOverwriteRecord(for: Array("m".utf8), with: minor)
+            #expect(try store.record(for: Array("m".utf8))?.body == Array(repeating: 3, count: 5000))
+            _ = try store.verify(fix: true) // the counters, which the hand-made record bypassed
+            // Another major: a miss, left in place for the release that wrote it.
+            var major = try #require(try store.debugRawRecord(for: Array("k".utf8)))
+            major[5] = 2
+            try store.debugOverwriteRecord(for: Array("k".utf8), with: major)
             #expect(try store.record(for: Array("k".utf8)) == nil)
+            let verification = try store.verify(fix: true)
+            #expect(verification.otherFormatEntries == 1 && !verification.isDamaged, "\(verification)")
+            #expect(try store.debugRawRecord(for: Array("k".utf8)) == major, "never purged")
             #expect(try store.record(for: Array("n".utf8))?.body == Array(repeating: 2, count: 5000))
         }
     }

@@ -27,6 +27,7 @@ struct URLCacheCommand: ParsableCommand {
               3  cache error: directory missing, unsafe, not a cache; I/O
               4  busy: another compaction holds the lock (compact --wait waits)
             """,
+        version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
         subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Bench.self, BenchWorker.self, Demo.self, DemoWorker.self]
             + networkingSubcommands
     )

@@ -38,6 +38,18 @@
 extern "C" {
 #endif
 
+/* ---- Formats ---------------------------------------------------------------------------- */
+
+/* What this build reads and writes (docs/Formats.md). The directory format is the index's
+ * "format" meta record: a directory of another one is refused at open (SUC_EVERSION). Index
+ * records and body files carry their own format, major × 256 + minor: a newer minor is read
+ * (what it adds is skipped), a newer major is a miss that is never purged. */
+#define SUC_DIRECTORY_FORMAT 1
+#define SUC_RECORD_FORMAT_MAJOR 0
+#define SUC_RECORD_FORMAT_MINOR 1
+#define SUC_BODY_FORMAT_MAJOR 0
+#define SUC_BODY_FORMAT_MINOR 1
+
 /* ---- Result codes --------------------------------------------------------------------- */
 
 #define SUC_OK 0
@@ -424,6 +436,8 @@ typedef struct suc_verify_report {
     uint64_t inline_entries;   /* bodies inside their record: a lost index cannot be rebuilt
                                   with them (SUC_VERIFY_REBUILD reads body files) */
     uint64_t leftover_bytes;   /* allocated bytes of the orphan and temp files found */
+    uint64_t other_format_entries; /* records of another major format (another release's):
+                                  neither damage nor purged (docs/Formats.md) */
 } suc_verify_report;
 
 #define SUC_VERIFY_FIX 0x1u      /* purge damaged entries, remove orphans, recompute counters */

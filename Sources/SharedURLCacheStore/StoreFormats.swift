@@ -1,0 +1,20 @@
+import CSharedURLCache
+
+/// The on-disk formats this build reads and writes (docs/Formats.md).
+///
+/// The directory format is checked at open: another one is refused with
+/// `.unsupportedVersion`. Index records and body files carry their own `major.minor`: a newer
+/// minor is read (what it adds is skipped), another major is a miss that is never purged, so
+/// two releases can share a directory during a rolling upgrade.
+public enum StoreFormats {
+    public static let directory = Int(SUC_DIRECTORY_FORMAT)
+    public static let record = "\(SUC_RECORD_FORMAT_MAJOR).\(SUC_RECORD_FORMAT_MINOR)"
+    public static let body = "\(SUC_BODY_FORMAT_MAJOR).\(SUC_BODY_FORMAT_MINOR)"
+    /// The release of this package, as `urlcache --version` prints it.
+    public static let release = "0.10.0"
+
+    /// One line for `--version` and `stats`.
+    public static var summary: String {
+        "directory format \(directory) (index generations; opens directories of format \(directory) written by any earlier release), record format \(record), body format \(body)"
+    }
+}

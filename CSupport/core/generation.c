@@ -332,17 +332,12 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
 }
 
 int suc_remove_stale_generations(suc_cache *c) {
-    /* Only under the compaction lock: no other compactor builds a generation meanwhile. */
-    int removed = 0;
+    /* Only under the compaction lock: no other compactor builds a generation meanwhile. Each
+     * compaction removes what the one before left, so the last few generations are enough. */
     uint64_t current = suc_gen_published(c);
-    for (uint64_t g = 0; g < current; g++) {
-        char data[SUC_INDEX_NAME_LEN];
-        suc_index_file_name(g, data);
-        struct stat st;
-        if (fstatat(c->rootfd, data, &st, AT_SYMLINK_NOFOLLOW) == 0) removed++;
-        if (g + 64 < current) continue; /* older ones were removed by earlier compactions */
-        unlink_generation(c, g);
-    }
+    uint64_t from = current > 64 ? current - 64 : 0;
+    for (uint64_t g = from; g < current; g++) unlink_generation(c, g);
+    if (from > 0) unlink_generation(c, 0);
     unlink_generation(c, current + 1); /* an unpublished attempt */
-    return removed;
+    return SUC_OK;
 }

@@ -88,28 +88,27 @@ extension SharedCache {
         return prepared
     }
 
-    /// Writes a prepared entry: to disk for `.allowed` (when the disk tier is on and has room),
-    /// then into the memory tier with the version written (or as memory-only).
+    /// Writes a prepared entry: to disk for `.allowed` (when the disk tier is on), then into
+    /// the memory tier with the version written (or as memory-only). A full disk tier evicts
+    /// older entries to make room; what the disk refuses is not kept at all
+    /// (``dropRefused(key:_:url:)``).
     func commit(_ prepared: PreparedStore) {
         var entry = prepared.entry
         var version: UInt64?
         if !entry.inMemoryOnly {
-            let capacity = diskCapacity
+            let capacity = storeCapacity
             if let store, capacity > 0 {
-                let usage = currentDiskUsage
-                if usage + prepared.entrySize > capacity {
-                    refuse(.diskCapacityReached(usage: usage, entryBytes: prepared.entrySize, capacity: capacity), url: nil, head: entry.head)
-                } else {
-                    do {
-                        version = try write(prepared, to: store)
-                    } catch {
-                        refuse(.storeFailed(error), url: nil, head: entry.head)
-                    }
+                do {
+                    version = try write(prepared, to: store, capacity: capacity)
+                } catch {
+                    dropRefused(key: prepared.key, error, url: URL(string: entry.head.url))
+                    return
                 }
+            } else {
+                // No disk tier: the entry serves this process only, as URLCache does with a
+                // zero disk capacity.
+                entry.inMemoryOnly = true
             }
-            // With no room on disk the entry still serves this process, as URLCache does with
-            // a zero disk capacity.
-            if version == nil { entry.inMemoryOnly = true }
         }
         let memoryKey = MemoryKey(key: prepared.key, variant: prepared.variant)
         let (kept, evicted) = memory.withLock { tier -> (Bool, Int) in
@@ -121,26 +120,50 @@ extension SharedCache {
         if version != nil || kept { counters.stores.add(1, ordering: .relaxed) }
     }
 
+    /// The cap each disk store evicts to: ``diskCapacity``, or the directory's hard cap
+    /// (``SharedCacheConfiguration/store``) when that is lower, since a store's own capacity
+    /// takes the hard cap's place in the core.
+    var storeCapacity: Int { min(diskCapacity, configuration.store.hardCapacityBytes ?? .max) }
+
+    /// After the disk refused a store of `key` (larger than the capacity, an I/O error…),
+    /// nothing of the key may outlive it here or on disk. Not in memory: an item with no
+    /// version is served without asking the index, so another process's remove or newer store
+    /// could never reach it. Not on disk: the older response would come back once this
+    /// process's copy were gone. An entry larger than the capacity needs no disk remove: the
+    /// core removed the one it would have replaced in that very commit.
+    func dropRefused(key: [UInt8], _ error: CacheError, url: URL?) {
+        let tooLarge = error.code == .overCapacity
+        refuse(tooLarge ? .largerThanDiskCapacity(capacity: storeCapacity) : .storeFailed(error), url: url)
+        if !tooLarge, let store {
+            do { try store.remove(key: key, variant: nil) } catch {
+                logger.warning("cannot remove the entry a failed store would have replaced",
+                               metadata: ["error": "\(error.detailedDescription())"])
+            }
+        }
+        memory.withLock { $0.removeAll(key: key) }
+    }
+
     /// The disk write. Without `Vary`: the response at the empty variant (one write), then any
     /// variants of an earlier `Vary` response are removed so no process's memory tier can still
     /// validate them. With `Vary`: the response at its variant, then the vary spec at the empty
     /// variant when it is missing or different — and when a different spec is replaced, the
     /// variants it selected are removed for the same reason.
-    private func write(_ prepared: PreparedStore, to store: CacheStore) throws(CacheError) -> UInt64 {
+    /// `capacity` is the disk capacity each of its stores evicts to.
+    private func write(_ prepared: PreparedStore, to store: CacheStore, capacity: Int) throws(CacheError) -> UInt64 {
         let descriptor = RecordDescriptor(
             key: prepared.key, variant: prepared.variant, partition: Array(configuration.partition.utf8),
             head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
             appFlags: RecordKind.response.rawValue)
-        let version = try store.store(descriptor, body: Array(prepared.entry.body))
+        let version = try store.store(descriptor, body: Array(prepared.entry.body), capacityBytes: capacity)
         try reconcileVariants(key: prepared.key, variant: prepared.variant, vary: prepared.vary,
-                              storedAt: prepared.entry.storedAt, in: store)
+                              storedAt: prepared.entry.storedAt, in: store, capacity: capacity)
         return version
     }
 
     /// The index bookkeeping after a response was written at (key, variant); see
-    /// ``write(_:to:)``.
+    /// ``write(_:to:capacity:)``.
     func reconcileVariants(key: [UInt8], variant: [UInt8], vary: VaryFields?, storedAt: Date,
-                           in store: CacheStore) throws(CacheError) {
+                           in store: CacheStore, capacity: Int) throws(CacheError) {
         let prepared = (key: key, variant: variant, vary: vary)
         guard let vary = prepared.vary else {
             for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty {
@@ -155,7 +178,7 @@ extension SharedCache {
             RecordDescriptor(
                 key: prepared.key, partition: Array(configuration.partition.utf8), head: spec,
                 storedAt: storedAt, appFlags: RecordKind.varySpec.rawValue),
-            body: [])
+            body: [], capacityBytes: capacity)
         if let current, current.appFlags == RecordKind.varySpec.rawValue {
             for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty && variant != prepared.variant {
                 try store.remove(key: prepared.key, variant: variant)

@@ -158,8 +158,10 @@ extension SharedCache {
         return (sink, false)
     }
 
-    /// Publishes a streamed body with its head (index commit last, as every store), then does
-    /// the `Vary` bookkeeping and keeps a small body in the memory tier.
+    /// Publishes a streamed body with its head (index commit last, as every store, evicting to
+    /// the disk capacity), then does the `Vary` bookkeeping and keeps a small body in the
+    /// memory tier. What the disk refuses leaves nothing of the key behind
+    /// (``dropRefused(key:_:url:)``).
     func commitStreamed(_ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?) {
         let head = Self.responseHead(url: plan.url, stored: plan.stored, bodyBytes: bodyBytes)
         let headBytes = head.encoded()
@@ -170,20 +172,18 @@ extension SharedCache {
             return
         }
         guard let store else { return }
-        let usage = currentDiskUsage
-        guard usage + entrySize <= diskCapacity else {
-            refuse(.diskCapacityReached(usage: usage, entryBytes: entrySize, capacity: diskCapacity), url: url)
-            return
-        }
+        let capacity = storeCapacity
         let version: UInt64
         do {
             version = try writer.commit(
                 RecordDescriptor(
                     key: plan.key, variant: plan.variant, partition: Array(configuration.partition.utf8), head: headBytes,
-                    userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue))
-            try reconcileVariants(key: plan.key, variant: plan.variant, vary: plan.vary, storedAt: plan.storedAt, in: store)
+                    userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue),
+                capacityBytes: capacity)
+            try reconcileVariants(key: plan.key, variant: plan.variant, vary: plan.vary, storedAt: plan.storedAt, in: store,
+                                  capacity: capacity)
         } catch {
-            refuse(.storeFailed(error), url: url)
+            dropRefused(key: plan.key, error, url: url)
             return
         }
         counters.stores.add(1, ordering: .relaxed)

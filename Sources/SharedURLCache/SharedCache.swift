@@ -141,9 +141,11 @@ public final class SharedCache: Sendable {
         }
     }
 
-    /// The disk budget in bytes; 0 stops storing on disk (entries then live in memory only).
-    /// Lowering it removes nothing: later stores are refused until `urlcache compact` brings
-    /// the directory back under it.
+    /// The disk budget in bytes, for the bytes entries take (index records + body files); 0
+    /// stops storing on disk (entries then live in memory only). As with `URLCache`, a store
+    /// that would pass it evicts least recently used entries in its own commit until it fits;
+    /// only an entry larger than the whole capacity is refused. Lowering it removes nothing at
+    /// once: the next store evicts (or `urlcache compact` trims meanwhile).
     public var diskCapacity: Int {
         get { diskCapacityStorage.load(ordering: .relaxed) }
         set { diskCapacityStorage.store(store == nil ? 0 : max(newValue, 0), ordering: .relaxed) }
@@ -152,16 +154,22 @@ public final class SharedCache: Sendable {
     /// Bytes held by this process's memory tier (bodies, heads and userInfo), exact.
     public var currentMemoryUsage: Int { memory.withLock { $0.usage } }
 
-    /// Bytes the directory takes (bodies as stored plus index records), from the index's
-    /// counters: exact as of the last commit of any process.
-    public var currentDiskUsage: Int {
-        guard let store else { return 0 }
+    /// Bytes the directory takes on disk, as `du -s --block-size=1` counts them: entries,
+    /// the index file, leftovers (temp and orphan files) and the directories themselves. Cheap
+    /// (the index's counters, two `fstat` calls and a listing of `tmp/`), so leftovers and
+    /// directories are estimated (see `CacheStore.diskUsage(measure:)` for the exact walk). The
+    /// bytes the entries alone take, which ``diskCapacity`` bounds, are
+    /// ``SharedCacheStatistics/diskEntryBytes``.
+    public var currentDiskUsage: Int { diskUsage()?.totalBytes ?? 0 }
+
+    /// The cheap disk usage, or `nil` (logged) without a disk tier or when it cannot be read.
+    private func diskUsage() -> DiskUsage? {
+        guard let store else { return nil }
         do {
-            let stats = try store.statistics()
-            return stats.storedBytes + stats.recordBytes
+            return try store.diskUsage(measure: false)
         } catch {
             logger.warning("cannot read disk usage", metadata: ["error": "\(error.detailedDescription())"])
-            return 0
+            return nil
         }
     }
 
@@ -171,10 +179,12 @@ public final class SharedCache: Sendable {
         do { disk = try store?.statistics() } catch {
             logger.warning("cannot read disk statistics", metadata: ["error": "\(error.detailedDescription())"])
         }
+        let usage = diskUsage()
         let (memoryEntries, memoryBytes) = memory.withLock { ($0.count, $0.usage) }
         return SharedCacheStatistics(
             diskEntries: disk?.entries ?? 0,
-            diskBytes: disk.map { $0.storedBytes + $0.recordBytes } ?? 0,
+            diskBytes: usage?.totalBytes ?? 0,
+            diskEntryBytes: usage?.entryBytes ?? 0,
             memoryEntries: memoryEntries,
             memoryBytes: memoryBytes,
             hits: counters.hits.load(ordering: .relaxed),

@@ -13,9 +13,10 @@ import SharedURLCacheStore
 public struct SharedCacheConfiguration: Sendable {
     /// The memory tier's budget in bytes; 0 keeps nothing in memory.
     public var memoryCapacity: Int
-    /// The disk budget in bytes; 0 stores nothing on disk (like `URLCache`). Stores that would
-    /// exceed it are refused (and counted); shrinking the directory back to its capacity is the
-    /// job of `urlcache compact`, which runs from cron while the services keep running.
+    /// The disk budget in bytes for what entries take (index records + body files); 0 stores
+    /// nothing on disk (like `URLCache`). A store that would exceed it evicts least recently
+    /// used entries in its own commit, as `URLCache` does; only an entry larger than the whole
+    /// capacity is refused (and counted).
     public var diskCapacity: Int
     /// The cache directory, shared by every process that opens it.
     public var directory: URL
@@ -54,12 +55,9 @@ public struct SharedCacheConfiguration: Sendable {
         self.logger = Logger(label: "SharedURLCache")
     }
 
-    /// `$XDG_CACHE_HOME/SharedURLCache`, or `~/.cache/SharedURLCache`.
+    /// `$XDG_CACHE_HOME/SharedURLCache`, or `~/.cache/SharedURLCache`: `CacheStore.defaultDirectory`,
+    /// the directory `urlcache` works on when given none.
     public static var defaultDirectory: URL {
-        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], !xdg.isEmpty {
-            return URL(fileURLWithPath: xdg).appendingPathComponent("SharedURLCache")
-        }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".cache/SharedURLCache")
+        URL(fileURLWithPath: CacheStore.defaultDirectory)
     }
 }

@@ -7,9 +7,12 @@ public struct SharedCacheStatistics: Sendable, Hashable {
     /// Entries in the directory, across all processes and partitions (a response with `Vary`
     /// counts one per variant, plus one for its vary spec).
     public var diskEntries: Int
-    /// Bytes the directory's entries take on disk (bodies as stored + index records); the same
-    /// figure as ``SharedCache/currentDiskUsage``.
+    /// Bytes the directory takes on disk as `du` counts them (entries, index file, leftovers,
+    /// directories); the same figure as ``SharedCache/currentDiskUsage``.
     public var diskBytes: Int
+    /// Bytes the live entries take (index records + body files): the part of ``diskBytes``
+    /// that ``SharedCache/diskCapacity`` bounds.
+    public var diskEntryBytes: Int
     /// Entries in this process's memory tier.
     public var memoryEntries: Int
     /// Bytes charged to this process's memory tier; the same as ``SharedCache/currentMemoryUsage``.

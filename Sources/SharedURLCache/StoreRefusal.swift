@@ -12,12 +12,13 @@ public enum StoreRefusal: Error, Sendable, CustomStringConvertible {
     case invalidVary
     /// The entry exceeds ``SharedCacheConfiguration/maximumEntrySizeBytes``.
     case entryTooLarge(bytes: Int, limit: Int)
-    /// Storing would take the directory past ``SharedCache/diskCapacity``; the entry was kept
-    /// in memory only.
-    case diskCapacityReached(usage: Int, entryBytes: Int, capacity: Int)
+    /// The entry alone is larger than ``SharedCache/diskCapacity`` (smaller ones evict older
+    /// entries to fit). Nothing of it is kept, and the key's previous response is gone.
+    case largerThanDiskCapacity(capacity: Int)
     /// userInfo holds something other than property-list types under string keys.
     case userInfoNotPropertyList
-    /// The store failed (disk full, permissions…); the entry was kept in memory only.
+    /// The store failed (disk full, permissions…). Nothing of it is kept, and the key's
+    /// previous response was removed (best effort).
     case storeFailed(CacheError)
 
     public var description: String {
@@ -26,8 +27,7 @@ public enum StoreRefusal: Error, Sendable, CustomStringConvertible {
         case .varyWildcard: "response has Vary: *"
         case .invalidVary: "response Vary lists an invalid field name"
         case .entryTooLarge(let bytes, let limit): "entry of \(bytes) bytes exceeds maximumEntrySizeBytes \(limit)"
-        case .diskCapacityReached(let usage, let entryBytes, let capacity):
-            "disk capacity reached: \(usage) + \(entryBytes) bytes > \(capacity)"
+        case .largerThanDiskCapacity(let capacity): "entry larger than the disk capacity of \(capacity) bytes"
         case .userInfoNotPropertyList: "userInfo is not a property list with string keys"
         case .storeFailed(let error): "store failed: \(error.detailedDescription())"
         }

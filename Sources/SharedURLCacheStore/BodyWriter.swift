@@ -36,12 +36,14 @@ public struct BodyWriter: ~Copyable {
     }
 
     /// Publishes the body and its record (body file first, index commit last).
+    /// - Parameter capacityBytes: this store's cap, as in
+    ///   ``CacheStore/store(_:body:capacityBytes:)``.
     /// - Returns: the new record version.
     /// The corresponding C function is `suc_writer_commit`.
-    public consuming func commit(_ descriptor: RecordDescriptor) throws(CacheError) -> UInt64 {
+    public consuming func commit(_ descriptor: RecordDescriptor, capacityBytes: Int? = nil) throws(CacheError) -> UInt64 {
         guard let writer else { throw CacheError(.invalidInput, "the writer was already committed") }
         self.writer = nil // the C call consumes the writer whatever the result
-        let result: Result<UInt64, CacheError> = descriptor.withParams { params in
+        let result: Result<UInt64, CacheError> = descriptor.withParams(capacityBytes: capacityBytes) { params in
             var detail = suc_error()
             var version: UInt64 = 0
             let rc = suc_writer_commit(writer, &params, &version, &detail)

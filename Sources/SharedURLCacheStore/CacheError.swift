@@ -50,7 +50,7 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static let readersFull = Code("readersFull")
         /// Another compaction holds the directory's maintenance lock.
         public static let busy = Code("busy")
-        /// The store would pass the hard capacity even after a bounded eviction.
+        /// The entry alone is larger than the store's capacity (smaller ones evict to fit).
         public static let overCapacity = Code("overCapacity")
     }
 

@@ -9,6 +9,7 @@ import SharedURLCacheStore
 ///   CacheWorker api-get DIR HEXKEY HEXVARIANT        prints "HIT <version> <appFlags> <body as UTF-8>"; exit 4 on a miss
 ///   CacheWorker api-version DIR HEXKEY HEXVARIANT    prints "VERSION <version>"; exit 4 on a miss
 ///   CacheWorker api-remove DIR HEXKEY                removes every variant, prints "REMOVED <n>"
+///   CacheWorker api-remove-all DIR                   removes every entry, prints "REMOVED <n>"
 ///   CacheWorker api-put DIR HEXKEY HEXVARIANT HEXHEAD APPFLAGS BODY
 ///                                                    stores BODY (UTF-8), prints "STORED <version>"
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 4 miss.
@@ -29,6 +30,8 @@ enum APIWorker {
             case "api-remove":
                 guard let key = hex(3) else { return usage() }
                 print("REMOVED \(try store.remove(key: key))")
+            case "api-remove-all":
+                print("REMOVED \(try store.removeAll())")
             case "api-put":
                 guard let key = hex(3), let variant = hex(4), let head = hex(5), args.count > 7,
                     let flags = UInt32(args[6])

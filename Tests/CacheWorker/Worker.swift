@@ -11,7 +11,7 @@ import SharedURLCacheStore
 ///   CacheWorker put DIR KEY SEQ SIZE | get DIR KEY | remove DIR KEY
 ///   CacheWorker holdlock DIR MILLIS                      holds the index write lock
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
-///   CacheWorker api-get|api-version|api-remove|api-put DIR …   see APIWorker.swift
+///   CacheWorker api-get|api-version|api-remove|api-remove-all|api-put DIR …   see APIWorker.swift
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (RELIABILITY T14)
 ///   CacheWorker rel-* DIR …                              reliability commands, see ReliabilityWorker.swift

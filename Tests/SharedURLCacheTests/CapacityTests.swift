@@ -27,7 +27,7 @@ struct CapacityTests {
         cache.put("https://api.example.com/a", "memory")
 
         #expect(cache.statistics.diskEntries == 0)
-        #expect(cache.currentDiskUsage == 0)
+        #expect(cache.statistics.diskEntryBytes == 0)
         let hit = try #require(cache.cachedResponse(for: request("https://api.example.com/a")))
         #expect(hit.storagePolicy == .allowedInMemoryOnly)
         #expect(try directory.makeCache().get("https://api.example.com/a") == nil)
@@ -84,28 +84,70 @@ struct CapacityTests {
         #expect(cache.statistics.stores == 1)
     }
 
-    @Test func diskCapacityRefusesStoresBeyondIt() throws {
+    @Test func aFullDiskTierEvictsTheLeastRecentlyUsedAsURLCacheDoes() throws {
+        // Given: 1 MiB of disk and 100 distinct responses of 64 KiB (incompressible)
         let directory = TestDirectory()
-        let cache = try directory.makeCache()
-        cache.put("https://api.example.com/first", "first")
-        let usage = cache.currentDiskUsage
+        let capacity = 1 << 20
+        let cache = try directory.makeCache(disk: capacity)
+        let url = { (n: Int) in "https://api.example.com/fill/\(n)" }
 
-        cache.diskCapacity = usage + 10
-        #expect(cache.diskCapacity == usage + 10)
-        cache.put("https://api.example.com/second", String(repeating: "s", count: 1000))
+        // When: they are stored one after the other
+        for n in 0..<100 {
+            cache.put(url(n), data: randomData(size: 64 << 10, seed: UInt64(n)))
+            #expect(cache.statistics.diskEntryBytes <= capacity, "entries' footprint after store \(n)")
+        }
+
+        // Then: every store succeeded, the newest are served (by another instance too), the oldest are gone
+        let statistics = cache.statistics
+        #expect(statistics.refusals == 0)
+        #expect(statistics.stores == 100)
+        #expect(statistics.directoryEvictions > 0)
+        let other = try directory.makeCache(memory: 0, disk: capacity)
+        for n in 95..<100 {
+            #expect(cache.getData(url(n)) == randomData(size: 64 << 10, seed: UInt64(n)), "newest \(n)")
+            #expect(other.getData(url(n)) == randomData(size: 64 << 10, seed: UInt64(n)), "newest \(n), other instance")
+        }
+        for n in 0..<50 {
+            #expect(cache.getData(url(n)) == nil, "oldest \(n)")
+            #expect(other.getData(url(n)) == nil, "oldest \(n), other instance")
+        }
+    }
+
+    @Test func onlyAnEntryLargerThanTheDiskCapacityIsRefused() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache(memory: 8 << 20, disk: 1 << 20)
+        let url = "https://api.example.com/huge"
+        cache.put("https://api.example.com/small", "small")
+        cache.put(url, "older")
+
+        cache.put(url, data: randomData(size: 3 << 19, seed: 1)) // 1.5 MiB
 
         #expect(cache.statistics.refusals == 1)
-        #expect(try directory.makeCache().get("https://api.example.com/second") == nil)
-        // Still served from this process's memory.
-        #expect(cache.get("https://api.example.com/second") != nil)
+        #expect(cache.getData(url) == nil, "neither the refused response nor the one it replaced")
+        #expect(try directory.makeCache().get(url) == nil)
+        #expect(cache.get("https://api.example.com/small") == "small", "nothing else was evicted for it")
+    }
 
-        cache.diskCapacity = 64 << 20
-        cache.put("https://api.example.com/third", "third")
-        #expect(try directory.makeCache().get("https://api.example.com/third") == "third")
+    @Test func loweringTheDiskCapacityTakesEffectAtTheNextStore() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache(memory: 0)
+        for n in 0..<10 { cache.put("https://api.example.com/\(n)", data: randomData(size: 64 << 10, seed: UInt64(n))) }
+        let before = cache.statistics.diskEntryBytes
+        #expect(before > 10 * (64 << 10))
+
+        cache.diskCapacity = 256 << 10
+        #expect(cache.diskCapacity == 256 << 10)
+        #expect(cache.statistics.diskEntryBytes == before, "lowering it removes nothing at once")
+        cache.put("https://api.example.com/new", "new")
+
+        #expect(cache.statistics.diskEntryBytes <= 256 << 10)
+        #expect(cache.get("https://api.example.com/new") == "new")
+        #expect(cache.getData("https://api.example.com/9") != nil, "the most recent stay")
+        #expect(cache.getData("https://api.example.com/0") == nil, "the least recent went")
 
         cache.diskCapacity = 0
         cache.put("https://api.example.com/fourth", "fourth")
         #expect(try directory.makeCache().get("https://api.example.com/fourth") == nil)
-        #expect(cache.statistics.refusals == 1)
+        #expect(cache.statistics.refusals == 0)
     }
 }

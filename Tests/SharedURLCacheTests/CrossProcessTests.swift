@@ -102,4 +102,92 @@ struct CrossProcessTests {
         #expect(removed.output == "REMOVED 0")
         #expect(cache.get(url) == "local")
     }
+
+    // MARK: A store the disk refused (memoryCapacity 8 MiB, diskCapacity 1 MiB)
+
+    /// A stores v1 of its URL, then a 1.5 MiB v2 that the disk refuses as larger than its
+    /// capacity. Returns A, the URL and v1's stored head (for B to store a newer response with).
+    func refusedStore(_ directory: TestDirectory) throws -> (cache: SharedCache, url: String, head: [UInt8]) {
+        let cache = try directory.makeCache(memory: 8 << 20, disk: 1 << 20)
+        let url = "https://api.example.com/refused"
+        cache.put(url, "v1")
+        #expect(cache.get(url) == "v1")
+        let head = try #require(try cache.store?.record(for: cache.storeKey(url))).head
+        cache.put(url, data: randomData(size: 3 << 19, seed: 2))
+        #expect(cache.statistics.refusals == 1)
+        return (cache, url, head)
+    }
+
+    @Test func afterARefusedStoreARemovalByAnotherProcessIsSeen() throws {
+        let directory = TestDirectory()
+        let (cache, url, _) = try refusedStore(directory)
+
+        let removed = try Worker.run(["api-remove", directory.cache.path, Worker.hex(cache.storeKey(url))])
+        #expect(removed.status == 0, "\(removed.error)")
+
+        #expect(cache.getData(url) == nil)
+    }
+
+    @Test func afterARefusedStoreANewerStoreByAnotherProcessIsServed() throws {
+        let directory = TestDirectory()
+        let (cache, url, head) = try refusedStore(directory)
+
+        let stored = try Worker.run([
+            "api-put", directory.cache.path, Worker.hex(cache.storeKey(url)), "-", Worker.hex(head),
+            "\(RecordKind.response.rawValue)", "v3 from B",
+        ])
+        #expect(stored.status == 0, "\(stored.error)")
+
+        #expect(cache.getData(url) == Data("v3 from B".utf8))
+    }
+
+    @Test func afterARefusedStoreRemoveAllByAnotherProcessIsSeen() throws {
+        let directory = TestDirectory()
+        let (cache, url, _) = try refusedStore(directory)
+        cache.put("https://api.example.com/other", "other")
+
+        let removed = try Worker.run(["api-remove-all", directory.cache.path])
+        #expect(removed.status == 0, "\(removed.error)")
+        #expect(removed.output == "REMOVED 1")
+
+        #expect(cache.getData(url) == nil)
+        #expect(cache.get("https://api.example.com/other") == nil)
+    }
+
+    @Test func aRefusedResponseIsNotKeptAndTheOlderOneDoesNotComeBack() throws {
+        let directory = TestDirectory()
+        let (cache, url, _) = try refusedStore(directory)
+        let key = Worker.hex(cache.storeKey(url))
+
+        // Not kept in A's memory, and B sees no older response either.
+        #expect(cache.getData(url) == nil)
+        #expect(try Worker.run(["api-get", directory.cache.path, key, "-"]).status == 4)
+
+        // Once A's memory has been emptied, nothing older comes back from disk.
+        cache.memoryCapacity = 0
+        cache.memoryCapacity = 8 << 20
+        #expect(cache.getData(url) == nil)
+        #expect(try Worker.run(["api-get", directory.cache.path, key, "-"]).status == 4)
+    }
+
+    @Test func aStoreRefusedForAnotherReasonAlsoLeavesNoOlderResponse() throws {
+        // Given: a directory whose bodies are limited to 64 KiB (the core refuses with .tooLarge,
+        // before any commit), and v1 stored by A
+        let directory = TestDirectory()
+        var configuration = SharedCacheConfiguration(memoryCapacity: 8 << 20, diskCapacity: 1 << 20, directory: directory.cache)
+        configuration.store.maximumBodyBytes = 64 << 10
+        let cache = try SharedCache(configuration: configuration)
+        let url = "https://api.example.com/too-large"
+        cache.put(url, "v1")
+        let key = Worker.hex(cache.storeKey(url))
+        #expect(try Worker.run(["api-get", directory.cache.path, key, "-"]).status == 0)
+
+        // When: A's v2 is refused by the store
+        cache.put(url, data: randomData(size: 100_000, seed: 3))
+        #expect(cache.statistics.refusals == 1)
+
+        // Then: neither A nor B gets v1 or v2
+        #expect(cache.getData(url) == nil)
+        #expect(try Worker.run(["api-get", directory.cache.path, key, "-"]).status == 4)
+    }
 }

@@ -6,6 +6,7 @@ import FoundationNetworking
 import SharedURLCacheStore
 import Testing
 import TestProcess
+import TestRandom
 
 /// A fresh, uniquely named directory per test (Tests/TestProcess), removed when the test drops it.
 final class TestDirectory: Sendable {
@@ -58,10 +59,31 @@ extension SharedCache {
         body(cachedResponse(for: request(url, headers: headers)))
     }
 
+    /// Stores a binary body (`put` stores text, which compresses).
+    func put(_ url: String, data: Data, policy: URLCache.StoragePolicy = .allowed) {
+        let http = HTTPURLResponse(url: URL(string: url)!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+        storeCachedResponse(CachedURLResponse(response: http, data: data, userInfo: nil, storagePolicy: policy), for: request(url))
+    }
+
+    /// The binary body stored for `url`, or nil.
+    func getData(_ url: String) -> Data? {
+        cachedResponse(for: request(url))?.data
+    }
+
     /// The primary key bytes the cache uses for a GET of `url`.
     func storeKey(_ url: String) -> [UInt8] {
         lookupKey(for: request(url))!.key
     }
+}
+
+/// Deterministic random bytes: incompressible, so stored raw at their full size.
+func randomData(size: Int, seed: UInt64) -> Data {
+    var generator = SplitMix64(seed: seed)
+    var data = Data(count: size)
+    data.withUnsafeMutableBytes { buffer in
+        for i in buffer.indices { buffer[i] = UInt8(truncatingIfNeeded: generator.next()) }
+    }
+    return data
 }
 
 // MARK: - The second process

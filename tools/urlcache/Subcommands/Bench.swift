@@ -1,6 +1,7 @@
 import ArgumentParser
 import BenchmarkDriver
 import Foundation
+import SharedURLCacheStore
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,7 +21,7 @@ struct Bench: ParsableCommand {
             the rss and anon columns).
             """)
 
-    @Argument(help: "Benchmark directory (default: $XDG_CACHE_HOME/shared-url-cache-bench or ~/.cache/shared-url-cache-bench).")
+    @Argument(help: "Benchmark directory (default: $XDG_CACHE_HOME/SharedURLCache-bench or ~/.cache/SharedURLCache-bench).")
     var directory: String?
     @Option(help: "Process counts, comma-separated.") var procs = "1,2,4"
     @Option(help: "Seconds per run.") var seconds = 5.0
@@ -48,7 +49,7 @@ struct Bench: ParsableCommand {
         }
         guard threads >= 1 else { throw ValidationError("--threads: at least 1") }
         guard (operations ?? 1) >= 1 else { throw ValidationError("--operations: at least 1") }
-        let base = directory ?? CacheDirectoryOptions.defaultDirectory + "-bench"
+        let base = directory ?? CacheStore.defaultDirectory + "-bench"
         let driver = BenchDriver(
             directory: base, implementations: kinds, processCounts: try counts(procs, "--procs"),
             entryCounts: try counts(entries, "--entries").sorted(), foundationEntries: foundationEntries,

@@ -1,17 +1,11 @@
 import ArgumentParser
 import Foundation
+import SharedURLCacheStore
 
 /// The cache directory argument shared by every subcommand.
 struct CacheDirectoryOptions: ParsableArguments {
-    @Argument(help: "The cache directory (default: $XDG_CACHE_HOME/shared-url-cache or ~/.cache/shared-url-cache).")
+    @Argument(help: "The cache directory (default: $XDG_CACHE_HOME/SharedURLCache or ~/.cache/SharedURLCache, as the library's SharedCache.shared).")
     var directory: String?
 
-    var resolved: String { directory ?? Self.defaultDirectory }
-
-    static var defaultDirectory: String {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.cache"
-        return base + "/shared-url-cache"
-    }
+    var resolved: String { directory ?? CacheStore.defaultDirectory }
 }

@@ -24,7 +24,7 @@ struct Proxy: ParsableCommand {
     @Option(help: "The response header carrying the cache status (\"\" for none).") var cacheStatusHeader = "X-Cache-Status"
     @Option(help: "The partition of the proxy's entries (default: the shared default partition).") var partition: String?
     @Option(help: "Memory tier size.") var memoryCapacity = "64MiB"
-    @Option(help: "Disk capacity (stores past it are refused; `urlcache compact` trims).") var diskCapacity = "1GiB"
+    @Option(help: "Disk capacity of the entries (a store past it evicts the least recently used, as URLCache does).") var diskCapacity = "1GiB"
     @Option(help: "The largest entry stored.") var maxEntrySize = "8MiB"
     @Option(help: "Seconds allowed for a request's exchanges with the origin (then 504).") var upstreamTimeout = 60
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?

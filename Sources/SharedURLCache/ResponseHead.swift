@@ -89,6 +89,12 @@ struct ResponseHead: Sendable, Hashable {
         return ms.isFinite ? Int64(max(min(ms, 9e15), -9e15)) : 0
     }
 
+    /// Whether `bytes` is a head of a later version than this build reads (docs/Formats.md):
+    /// a miss that is left for the release that wrote it, never purged as damage.
+    static func isLaterVersion(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 3 && Array(bytes.prefix(2)) == magic && bytes[2] > exchangeFormatVersion
+    }
+
     /// Decodes a head; `nil` for anything malformed, truncated, of another version or followed
     /// by trailing bytes.
     init?(decoding bytes: [UInt8]) {

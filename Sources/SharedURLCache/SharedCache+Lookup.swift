@@ -148,7 +148,7 @@ extension SharedCache {
 
     private func decodeEntry(_ record: StoredRecord) -> CacheEntry? {
         guard let head = ResponseHead(decoding: record.head), let body = record.body else {
-            purgeCorrupt(record, why: "undecodable response head")
+            if !ResponseHead.isLaterVersion(record.head) { purgeCorrupt(record, why: "undecodable response head") }
             return nil
         }
         return CacheEntry(head: head, body: Data(body), userInfo: record.userInfo, storedAt: record.storedAt, inMemoryOnly: false)

@@ -59,7 +59,7 @@ extension SharedCache {
                 return nil
             }
             guard let head = ResponseHead(decoding: record.head) else {
-                purgeCorrupt(record, why: "undecodable response head")
+                if !ResponseHead.isLaterVersion(record.head) { purgeCorrupt(record, why: "undecodable response head") }
                 countMiss()
                 return nil
             }

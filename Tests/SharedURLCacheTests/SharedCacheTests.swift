@@ -307,4 +307,21 @@ struct SharedCacheTests {
         #expect(cache.statistics.corruptEntries == 1)
         #expect(try store.record(for: cache.storeKey(url)) == nil)
     }
+
+    /// docs/Formats.md: a head of a later version is another release's entry during a rolling
+    /// upgrade, not damage.
+    @Test func headOfALaterVersionIsAMissAndIsKept() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache(memory: 0)
+        let url = "https://api.example.com/later"
+        let store = try CacheStore(directory: directory.cache.path)
+        let later: [UInt8] = [0x52, 0x48, 3, 1, 0, 200, 0xAA, 0xBB]
+        try store.store(
+            RecordDescriptor(key: cache.storeKey(url), head: later, appFlags: RecordKind.response.rawValue),
+            body: Array("x".utf8))
+
+        #expect(cache.get(url) == nil)
+        #expect(cache.statistics.corruptEntries == 0)
+        #expect(try store.record(for: cache.storeKey(url))?.head == later)
+    }
 }

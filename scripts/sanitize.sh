@@ -29,7 +29,7 @@ case "$mode" in
     ;;
   tsan)
     flags=(--sanitize=thread)
-    filter=${2:-'ConcurrencyTests|concurrentTasks|hitTakesNoWriteLock|RoundTripTests'}
+    filter=${2:-'ConcurrencyTests|concurrentTasks|hitTakesNoWriteLock|RoundTripTests|concurrentRewrite'}
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
     ;;
   *) echo "usage: $0 asan|tsan [filter]" >&2; exit 1 ;;

@@ -576,7 +576,7 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
 
 static void adopt_env(suc_cache *c, MDB_env *env, uint64_t gen) {
     c->env = env;
-    c->gen = gen;
+    __atomic_store_n(&c->gen, gen, __ATOMIC_RELEASE);
     MDB_envinfo info;
     c->map_size = mdb_env_info(env, &info) == 0 ? info.me_mapsize : c->opts.map_size_initial;
 }
@@ -662,7 +662,7 @@ static int open_current(suc_cache *c, int create, const char *path, suc_error *e
     int rc = SUC_OK;
     for (int attempt = 0; attempt < 16; attempt++) {
         uint64_t g = suc_gen_published(c);
-        if (c->env && c->gen == g) break;
+        if (c->env && suc_gen_current(c) == g) break;
         MDB_env *env = NULL;
         rc = open_generation_env(c, g, 0, &env, err);
         if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue;

@@ -263,7 +263,7 @@ static void unlink_generation(suc_cache *c, uint64_t gen) {
 /* Steps 1–4, inside the current index's write transaction `txn`. */
 static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     rewrite_ctx *ctx = vctx;
-    ctx->new_gen = c->gen + 1;
+    ctx->new_gen = suc_gen_current(c) + 1;
     ctx->entries = 0;
     char data[SUC_INDEX_NAME_LEN];
     suc_index_file_name(ctx->new_gen, data);
@@ -316,17 +316,17 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
     if ((rc = suc_cache_follow(c, err))) return rc;
     /* Generation 0 is index.lmdb, which releases before generations also open; one of them
      * would go on writing to it after it is retired. Wait until the last of them is gone. */
-    int pid = c->gen == 0 ? suc_earlier_release_attached(c) : 0;
+    int pid = suc_gen_current(c) == 0 ? suc_earlier_release_attached(c) : 0;
     if (pid)
         return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
                         "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
     rewrite_ctx ctx = {0};
-    uint64_t old_gen = c->gen;
+    uint64_t old_gen = suc_gen_current(c);
     rc = suc_write_txn_ex(c, rewrite_apply, NULL, &ctx, 1, err);
     if (rc) return rc;
     if (suc_os_fault(SUC_FAULT_REWRITE)) return suc_fail_errno(err, "rewrite(switched)", errno);
     if ((rc = suc_cache_follow(c, err))) return rc;
-    if (c->gen != old_gen) unlink_generation(c, old_gen);
+    if (suc_gen_current(c) != old_gen) unlink_generation(c, old_gen);
     if (out_entries) *out_entries = ctx.entries;
     return SUC_OK;
 }

@@ -258,7 +258,10 @@ int suc_gen_map(suc_cache *c, suc_error *err);
 void suc_gen_unmap(suc_cache *c);
 /* The generation every process must use now (one atomic load from the shared mapping). */
 uint64_t suc_gen_published(const suc_cache *c);
-static inline int suc_gen_moved(const suc_cache *c) { return c->genmap && suc_gen_published(c) != c->gen; }
+/* The generation this process's handle uses. Written under map_lock held exclusive (a
+ * follow), read without it on every operation's fast path: atomic. */
+static inline uint64_t suc_gen_current(const suc_cache *c) { return __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE); }
+static inline int suc_gen_moved(const suc_cache *c) { return c->genmap && suc_gen_published(c) != suc_gen_current(c); }
 /* Switches this process's handle to the published generation (no-op when current). */
 int suc_cache_follow(suc_cache *c, suc_error *err);
 /* Rewrites the index compactly into the next generation and switches every process to it. */

@@ -66,7 +66,7 @@ static int walk_dir(int dirfd, int into, uint64_t *files, uint64_t *count, uint6
  * unknown files (leftovers), control files and the root itself (overhead). */
 static void walk_root(suc_cache *c, suc_disk_usage *u) {
     char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
-    suc_index_file_name(c->gen, data);
+    suc_index_file_name(suc_gen_current(c), data);
     snprintf(lock, sizeof lock, "%s-lock", data);
     struct stat st;
     if (suc_os_fstat(c->rootfd, &st) == 0) u->overhead_bytes += allocated(&st);
@@ -136,7 +136,7 @@ int suc_cache_disk_usage(suc_cache *c, uint32_t flags, suc_disk_usage *out, suc_
         pthread_mutex_unlock(&c->pool_mu);
     } else {
         char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
-        suc_index_file_name(c->gen, data);
+        suc_index_file_name(suc_gen_current(c), data);
         snprintf(lock, sizeof lock, "%s-lock", data);
         out->index_bytes = file_allocated(c->rootfd, data) + file_allocated(c->rootfd, lock);
         out->body_file_bytes = file_bytes;

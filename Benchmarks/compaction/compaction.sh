@@ -37,11 +37,12 @@ for entries in ${SUC_COMPACTION_ENTRIES:-100000 1000000}; do
     row=$(python3 -c '
 import json, sys
 s = json.loads(sys.argv[1]); r = s["result"]
-print(f"entries={sys.argv[2]} du_before={sys.argv[3]} du_after={sys.argv[4]} max_size={sys.argv[5]} "
-      f"low_water={s[\"plan\"][\"low_water_bytes\"]} evicted={r[\"evicted_entries\"]} seconds={s[\"seconds\"]:.3f} "
-      f"evicted_per_s={s[\"evicted_per_second\"]:.0f} rewrites={r[\"index_rewrites\"]} "
-      f"longest_store_pause_ms={r[\"longest_rewrite_milliseconds\"]} index_before={r[\"index_bytes_before\"]} "
-      f"index_after={r[\"index_bytes_after\"]}")' "$json" "$entries" "$before" "$after" "$max")
+fields = dict(entries=sys.argv[2], du_before=sys.argv[3], du_after=sys.argv[4], max_size=sys.argv[5],
+              low_water=s["plan"]["low_water_bytes"], evicted=r["evicted_entries"], seconds="%.3f" % s["seconds"],
+              evicted_per_s="%.0f" % s["evicted_per_second"], rewrites=r["index_rewrites"],
+              longest_store_pause_ms=r["longest_rewrite_milliseconds"], index_before=r["index_bytes_before"],
+              index_after=r["index_bytes_after"])
+print(" ".join("%s=%s" % kv for kv in fields.items()))' "$json" "$entries" "$before" "$after" "$max")
     echo "$row"
     rows+=("$row")
   done
@@ -49,7 +50,7 @@ print(f"entries={sys.argv[2]} du_before={sys.argv[3]} du_after={sys.argv[4]} max
 import statistics, sys
 rows = [dict(kv.split("=") for kv in line.split()) for line in sys.stdin if line.strip()]
 med = lambda k: statistics.median(float(r[k]) for r in rows)
-print(f"median of {len(rows)}: entries={rows[0][\"entries\"]} du {med(\"du_before\"):.0f} -> {med(\"du_after\"):.0f} "
-      f"(max-size {med(\"max_size\"):.0f}) evicted/s {med(\"evicted_per_s\"):.0f} seconds {med(\"seconds\"):.3f} "
-      f"longest store pause {med(\"longest_store_pause_ms\"):.0f} ms")'
+print("median of %d: entries=%s du %.0f -> %.0f (max-size %.0f) evicted/s %.0f seconds %.3f longest store pause %.0f ms"
+      % (len(rows), rows[0]["entries"], med("du_before"), med("du_after"), med("max_size"),
+         med("evicted_per_s"), med("seconds"), med("longest_store_pause_ms")))'
 done

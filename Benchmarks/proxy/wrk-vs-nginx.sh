@@ -96,7 +96,7 @@ CONF
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
 
 "$URLCACHE" proxy "$WORK/urlcache-cache" --listen "127.0.0.1:$OURS_PORT" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
-    --no-access-log --log-level warning --threads "$CORES" > "$WORK/proxy.out" 2> "$WORK/proxy.err" &
+    --no-access-log --log-level warning --threads "$CORES" --x-cache-status > "$WORK/proxy.out" 2> "$WORK/proxy.err" &
 PROXY_PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/proxy.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$WORK/proxy.out" || { echo "urlcache proxy did not start:" >&2; cat "$WORK/proxy.err" >&2; exit 1; }

@@ -9,7 +9,8 @@ import SharedURLCacheAsyncHTTPClient
 /// ```swift
 /// var configuration = ProxyConfiguration(mode: .reverse(try ProxyConfiguration.Upstream("http://127.0.0.1:9000")))
 /// configuration.port = 8080
-/// configuration.cacheStatusHeader = "X-Cache-Status"
+/// configuration.cacheStatusName = "edge-1"           // Cache-Status: edge-1;hit;ttl=60
+/// configuration.cacheStatusHeader = "X-Cache-Status" // and nginx's X-Cache-Status: HIT
 /// let server = try await ProxyServer.start(configuration: configuration, cache: cache)
 /// ```
 public struct ProxyConfiguration: Sendable {
@@ -61,13 +62,21 @@ public struct ProxyConfiguration: Sendable {
     public var port: Int
     /// Reverse (default) or forward proxy.
     public var mode: Mode
-    /// The response header that says how the cache answered (HIT, MISS, REVALIDATED, STALE,
-    /// UPDATING, EXPIRED, BYPASS), like nginx's `add_header X-Cache-Status
-    /// $upstream_cache_status`; `nil` sends none.
+    /// The name the proxy gives itself in the `Cache-Status` response field (RFC 9211), which says
+    /// how the cache handled each request: `urlcache;hit;ttl=60`,
+    /// `urlcache;fwd=uri-miss;fwd-status=200;ttl=60;stored`, `urlcache;fwd=stale;fwd-status=304;ttl=60`, `collapsed` for a
+    /// request that waited on another's fetch, `detail=<reason>` when a response was not stored.
+    /// Default `urlcache`; `nil` sends no `Cache-Status`. A Token or printable ASCII.
+    public var cacheStatusName: String?
+    /// A second, nginx-style header that says how the cache answered (HIT, MISS, REVALIDATED,
+    /// STALE, UPDATING, EXPIRED, BYPASS), like `add_header X-Cache-Status $upstream_cache_status`;
+    /// `nil` (the default) sends none.
     public var cacheStatusHeader: String?
     /// The time allowed for one request's exchanges with the origin (answered 504 past it).
     public var upstreamTimeout: TimeAmount
-    /// The time allowed to connect to the origin.
+    /// The time allowed to connect to the origin (default
+    /// `CachingHTTPClient.defaultConnectTimeout`). A refused connect is not retried: it is
+    /// answered at once, from a stale entry where its directives allow, else 504 or 502.
     public var connectTimeout: TimeAmount
     /// The largest request body accepted (buffered before it is forwarded); larger ones are
     /// answered 413.
@@ -88,9 +97,10 @@ public struct ProxyConfiguration: Sendable {
         self.host = host
         self.port = port
         self.mode = mode
-        self.cacheStatusHeader = "X-Cache-Status"
+        self.cacheStatusName = CacheStatusMember.defaultCacheName
+        self.cacheStatusHeader = nil
         self.upstreamTimeout = .seconds(60)
-        self.connectTimeout = .seconds(10)
+        self.connectTimeout = CachingHTTPClient.defaultConnectTimeout
         self.maximumRequestBodyBytes = 64 << 20
         self.idleTimeout = .seconds(75)
         self.eventLoopThreads = System.coreCount

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HTTPCacheSemantics
 import NIOCore
 import NIOHTTP1
 import SharedURLCache
@@ -14,9 +15,13 @@ struct ProxyAnswer: Sendable {
     var body: HTTPClientResponse.Body
     /// How the cache answered; `nil` for an answer the proxy made up.
     var cacheStatus: CacheStatus?
+    /// The same as a `Cache-Status` member (RFC 9211); `nil` for an answer the proxy made up
+    /// (§2: an intermediary does not add one to a response it generates).
+    var cacheStatusMember: CacheStatusMember?
 
     static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
-        ProxyAnswer(status: status, headers: ["Content-Length": "0"], body: HTTPClientResponse.Body(), cacheStatus: nil)
+        ProxyAnswer(status: status, headers: ["Content-Length": "0"], body: HTTPClientResponse.Body(), cacheStatus: nil,
+                    cacheStatusMember: nil)
     }
 }
 
@@ -42,7 +47,7 @@ struct ProxyForwarder: Sendable {
         do {
             let response = try await client.execute(request, timeout: upstreamTimeout)
             return ProxyAnswer(status: response.status, headers: response.headers, body: response.body,
-                               cacheStatus: response.cacheStatus)
+                               cacheStatus: response.cacheStatus, cacheStatusMember: response.cacheStatusMember)
         } catch is CancellationError {
             return .error(.badGateway) // the client went away; nobody reads this
         } catch let error as CachingHTTPClientError {
@@ -73,7 +78,7 @@ struct ProxyForwarder: Sendable {
         guard head.method == .GET || head.method == .HEAD, let request = upstreamRequest(for: head) else { return nil }
         guard let stored = client.storedResponse(for: request) else { return nil }
         let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
-                                 cacheStatus: stored.cacheStatus)
+                                 cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember)
         return (answer, stored.body)
     }
 

@@ -13,8 +13,16 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// The response fields that say how the cache answered.
+    struct CacheStatusFields: Sendable {
+        /// The proxy's name in `Cache-Status` (RFC 9211), or nil for none.
+        var name: String?
+        /// The name of the nginx-style header (`X-Cache-Status: HIT`), or nil for none.
+        var header: String?
+    }
+
     private let forwarder: ProxyForwarder
-    private let cacheStatusHeader: String?
+    private let cacheStatus: CacheStatusFields
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
 
@@ -26,9 +34,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var task: Task<Void, Never>?
     private var answering = false
 
-    init(forwarder: ProxyForwarder, cacheStatusHeader: String?, maximumRequestBodyBytes: Int, accessLog: AccessLog?) {
+    init(forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?) {
         self.forwarder = forwarder
-        self.cacheStatusHeader = cacheStatusHeader
+        self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.accessLog = accessLog
     }
@@ -181,7 +189,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
         if !headers.contains(name: "date") { headers.add(name: "Date", value: HTTPDate(Date()).imfFixdate) }
-        if let name = cacheStatusHeader, let status = answer.cacheStatus { headers.replaceOrAdd(name: name, value: status.rawValue) }
+        if let name = cacheStatus.header, let status = answer.cacheStatus { headers.replaceOrAdd(name: name, value: status.rawValue) }
+        // RFC 9211 §2: appended after the members of the caches nearer the origin (kept as they
+        // came, or as stored with the response).
+        if let name = cacheStatus.name, let member = answer.cacheStatusMember {
+            headers.add(name: "Cache-Status", value: member.fieldValue(cacheName: name))
+        }
         if !request.isKeepAlive {
             headers.replaceOrAdd(name: "Connection", value: "close")
         } else if request.version.minor == 0 {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import SharedURLCache
+import SharedURLCacheStore
 import Synchronization
 
 /// The cache a proxy process opens (the CLI's options).
@@ -9,14 +10,31 @@ public struct ProxyCacheSettings: Sendable {
     public var directory: String
     public var memoryCapacityBytes: Int
     public var diskCapacityBytes: Int
+    /// The largest entry stored (body + head + userInfo); by default whatever the store itself
+    /// takes (``storeLimitBytes``).
     public var maximumEntrySizeBytes: Int
 
+    /// The largest entry the store takes: a 64 MiB body (`CacheStoreConfiguration`'s limits)
+    /// with its head. A proxy stores what its origin serves up to that, so that a large download
+    /// is fetched once, not every time (the library's `SharedCacheConfiguration` default, 8 MiB,
+    /// suits an in-process cache beside an app's memory).
+    public static var storeLimitBytes: Int {
+        let store = CacheStoreConfiguration()
+        return store.maximumBodyBytes + store.maximumHeadBytes + store.maximumUserInfoBytes
+    }
+
     public init(directory: String, memoryCapacityBytes: Int = 64 << 20, diskCapacityBytes: Int = 1 << 30,
-                maximumEntrySizeBytes: Int = 8 << 20) {
+                maximumEntrySizeBytes: Int = ProxyCacheSettings.storeLimitBytes) {
         self.directory = directory
         self.memoryCapacityBytes = memoryCapacityBytes
         self.diskCapacityBytes = diskCapacityBytes
         self.maximumEntrySizeBytes = maximumEntrySizeBytes
+    }
+
+    /// The cache's configuration (the library's logger; the process sets its own).
+    public var sharedCacheConfiguration: SharedCacheConfiguration {
+        SharedCacheConfiguration(memoryCapacity: memoryCapacityBytes, diskCapacity: diskCapacityBytes,
+                                 directory: URL(fileURLWithPath: directory), maximumEntrySizeBytes: maximumEntrySizeBytes)
     }
 }
 
@@ -37,9 +55,7 @@ extension ProxyServer {
         var logger = Logger(label: "urlcache.proxy")
         logger.logLevel = level
         try FileManager.default.createDirectory(atPath: settings.directory, withIntermediateDirectories: true)
-        var cacheConfiguration = SharedCacheConfiguration(
-            memoryCapacity: settings.memoryCapacityBytes, diskCapacity: settings.diskCapacityBytes,
-            directory: URL(fileURLWithPath: settings.directory), maximumEntrySizeBytes: settings.maximumEntrySizeBytes)
+        var cacheConfiguration = settings.sharedCacheConfiguration
         cacheConfiguration.logger = logger
         let cache = try SharedCache(configuration: cacheConfiguration)
         try runUntilSignalled(configuration: configuration, cache: cache, logger: logger, ready: ready)

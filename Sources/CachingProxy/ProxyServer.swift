@@ -4,6 +4,7 @@ import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOPosix
+import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
@@ -65,15 +66,20 @@ public final class ProxyServer: Sendable {
         if let name = configuration.cacheStatusHeader {
             precondition(HTTPField.Name(name) != nil, "ProxyConfiguration.cacheStatusHeader is not a field name: \(name)")
         }
+        if let name = configuration.cacheStatusName {
+            precondition(CacheStatusMember.isValidCacheName(name), "ProxyConfiguration.cacheStatusName is not a cache name: \(name)")
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
-        var clientConfiguration = HTTPClient.Configuration(
+        // A refused connect fails at once (no retry): a stale entry or the gateway error is the
+        // answer to a dead upstream, not a wait until the deadline.
+        var clientConfiguration = CachingHTTPClient.originConfiguration(HTTPClient.Configuration(
             redirectConfiguration: .disallow, // a proxy hands redirects to its client
-            timeout: .init(connect: configuration.connectTimeout, read: configuration.upstreamTimeout),
+            timeout: .init(read: configuration.upstreamTimeout),
             // AsyncHTTPClient's default (8 connections per origin) would queue a ninth request
             // behind eight slow ones; the proxy's client connections are the real limit.
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1024),
             decompression: .disabled // bodies go through byte for byte
-        )
+        ), connectTimeout: configuration.connectTimeout)
         clientConfiguration.httpVersion = .automatic
         let httpClient = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
         let client: CachingHTTPClient
@@ -90,7 +96,7 @@ public final class ProxyServer: Sendable {
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
         let quiescing = ServerQuiescingHelper(group: group)
         let idleTimeout = configuration.idleTimeout
-        let cacheStatusHeader = configuration.cacheStatusHeader
+        let cacheStatus = ProxyHandler.CacheStatusFields(name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
         let maximumRequestBodyBytes = configuration.maximumRequestBodyBytes
 
         let bootstrap = ServerBootstrap(group: group)
@@ -108,13 +114,13 @@ public final class ProxyServer: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     // No outbound header validation: response heads come from AsyncHTTPClient's parser
                     // or from the store, which refuses forbidden bytes (HeaderViolation); the only
-                    // other field, the cache status header, is checked when the proxy starts.
+                    // other fields, the cache status fields, are checked when the proxy starts.
                     try pipeline.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: false,
                         withOutboundHeaderValidation: false)
                     try pipeline.addHandler(ProxyProtocolErrorHandler()) // where NIO puts its own
                     try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
-                    try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatusHeader: cacheStatusHeader,
+                    try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatus: cacheStatus,
                                                          maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
                 }
             }

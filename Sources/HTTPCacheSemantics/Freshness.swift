@@ -43,6 +43,8 @@ public struct Freshness: Sendable, Hashable {
     public var stalenessSeconds: Int { max(0, currentAgeSeconds - lifetimeSeconds) }
     /// Seconds of freshness left (0 when stale).
     public var remainingSeconds: Int { max(0, lifetimeSeconds - currentAgeSeconds) }
+    /// Seconds of freshness left, negative when stale: `ttl` of `Cache-Status` (RFC 9211 §2.4).
+    public var ttlSeconds: Int { lifetimeSeconds - currentAgeSeconds }
     /// True when the lifetime comes from the origin (s-maxage, max-age, Expires).
     public var isExplicit: Bool { source == .sharedMaxAge || source == .maxAge || source == .expires }
 

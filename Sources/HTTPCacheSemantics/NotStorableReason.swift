@@ -43,3 +43,31 @@ public enum NotStorableReason: Sendable, Hashable {
     /// The header block breaks a limit or contains forbidden bytes (RELIABILITY §3.2, §3.5).
     case invalidHeaders(HeaderViolation)
 }
+
+extension NotStorableReason {
+    /// A short name for the reason, a Structured Field Token (RFC 9651 §3.3.4): the `detail` of
+    /// the `Cache-Status` field (RFC 9211 §2.8) and the key of the not-stored counters.
+    public var token: String {
+        switch self {
+        case .methodNotCacheable: "method-not-cacheable"
+        case .statusNotFinal: "status-not-final"
+        case .partialContent: "partial-content"
+        case .notModified: "not-modified"
+        case .mustUnderstandUnknownStatus: "must-understand-unknown-status"
+        case .requestNoStore: "request-no-store"
+        case .responseNoStore: "response-no-store"
+        case .privateResponse: "private"
+        case .authorizationWithoutPermission: "authorization"
+        case .setCookieInSharedCache: "set-cookie"
+        case .requestCookieInSharedCache: "request-cookie"
+        case .serverError: "server-error"
+        case .clientErrorWithoutSharedMaxAge: "client-error-without-s-maxage"
+        case .noExplicitFreshnessOrHeuristicStatus: "no-freshness"
+        case .notReusable: "not-reusable"
+        case .varyWildcard: "vary-wildcard"
+        case .invalidOrOversizedVary: "invalid-vary"
+        case .malformedCacheControl: "malformed-cache-control"
+        case .invalidHeaders: "invalid-headers"
+        }
+    }
+}

@@ -28,6 +28,7 @@ extension HTTPCachingFlow {
         }
         cache.countHit(fromMemory: hit.fromMemory)
         let answer = serve(hit, for: request, age: age, status: status)
-        return CachedHTTPResponse(response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status)
+        return CachedHTTPResponse(response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status,
+                                  cacheStatusMember: answer.cacheStatusMember)
     }
 }

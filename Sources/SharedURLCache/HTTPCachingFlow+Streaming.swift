@@ -12,11 +12,15 @@ public struct CachedHTTPStreamingResponse: Sendable {
     public var body: CachedBody
     /// How the cache answered (also suitable for an `X-Cache-Status` header).
     public var cacheStatus: CacheStatus
+    /// How the cache answered, as its member of the `Cache-Status` field (RFC 9211).
+    public var cacheStatusMember: CacheStatusMember
 
-    public init(response: HTTPResponse, body: CachedBody, cacheStatus: CacheStatus) {
+    /// - Parameter cacheStatusMember: defaults to what `cacheStatus` says alone.
+    public init(response: HTTPResponse, body: CachedBody, cacheStatus: CacheStatus, cacheStatusMember: CacheStatusMember? = nil) {
         self.response = response
         self.body = body
         self.cacheStatus = cacheStatus
+        self.cacheStatusMember = cacheStatusMember ?? cacheStatus.cacheStatusMember
     }
 }
 
@@ -72,26 +76,29 @@ extension HTTPCachingFlow {
                          mode: BodyMode(streamsHits: true, maximumStoredBodyBytes: maximumStoredBodyBytes), fetch: fetch)
     }
 
-    /// The body of a storable exchange as the caller gets it, stored on the way.
-    func storeBody(_ body: OriginBody, request: HTTPRequest, url: String, stored: StoredResponse, mode: BodyMode) async -> CachedBody {
+    /// The body of a storable exchange as the caller gets it, stored on the way, and whether it
+    /// is stored (a streamed body: being stored, committed once it has been read to its end
+    /// within the size limits).
+    func storeBody(_ body: OriginBody, request: HTTPRequest, url: String, stored: StoredResponse,
+                   mode: BodyMode) async -> (CachedBody, stored: Bool) {
         if let data = body.buffered {
             // Whole already (the buffered API): stored before the answer, exactly as before.
-            await storeProposal(stored, body: data, request: request, url: url)
-            return CachedBody(data)
+            let accepted = await storeProposal(stored, body: data, request: request, url: url)
+            return (CachedBody(data), accepted)
         }
         if configuration.willCacheResponse == nil {
             let userInfo: [UInt8]
             switch UserInfoCodec.encode(nil) {
             case .success(let bytes): userInfo = bytes
-            case .failure: return CachedBody(origin: body)
+            case .failure: return (CachedBody(origin: body), false)
             }
             var final = stored
             final.headerFields = HopByHopFields.removing(from: stored.headerFields) // as storeProposal does
             let (sink, refused) = cache.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: final, userInfo: userInfo,
                 maximumBodyBytes: mode.maximumStoredBodyBytes)
-            if let sink { return CachedBody(source: .tee(CachedBody(origin: body), sink)) }
-            if refused { return CachedBody(origin: body) }
+            if let sink { return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true) }
+            if refused { return (CachedBody(origin: body), false) }
         }
         // The hook needs the whole body, and so does a cache without a disk tier: collect it
         // (up to the cap) beside the caller's stream, and store it at the end.
@@ -100,7 +107,7 @@ extension HTTPCachingFlow {
             writer: nil, cap: cap,
             target: .buffer { [self] data in await storeProposal(stored, body: data, request: request, url: url) },
             refuse: { [cache] bytes, reason in cache.noteStreamRefusal(url: url, bytes: bytes, reason: reason) })
-        return CachedBody(source: .tee(CachedBody(origin: body), sink))
+        return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true)
     }
 
     /// RFC 9111 §4.3.4: after a 304 the stored head is replaced and the body kept. A body in
@@ -125,6 +132,11 @@ extension HTTPCachingFlow {
 }
 
 extension SharedCache {
+    /// A response RFC 9111 §3 forbids storing (per reason, in ``SharedCacheStatistics/notStorable``).
+    func countNotStorable(_ reason: NotStorableReason) {
+        counters.notStorable.withLock { $0[reason.token, default: 0] += 1 }
+    }
+
     /// A body collected for storing was given up (past the cap, or the origin failed).
     func noteStreamRefusal(url: String, bytes: Int, reason: String) {
         counters.refusals.add(1, ordering: .relaxed)

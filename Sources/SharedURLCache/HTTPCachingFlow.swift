@@ -11,6 +11,8 @@ public struct CachedHTTPResponse: Sendable {
     public var body: Data
     /// How the cache answered (also suitable for an `X-Cache-Status` header).
     public var cacheStatus: CacheStatus
+    /// How the cache answered, as its member of the `Cache-Status` field (RFC 9211).
+    public var cacheStatusMember: CacheStatusMember
 }
 
 /// The whole RFC 9111 dance, transport-neutral: look up, decide, send the conditional request,
@@ -55,7 +57,8 @@ public final class HTTPCachingFlow: Sendable {
             let (response, data) = try await fetch(request, body)
             return (response, OriginBody(data))
         }
-        return CachedHTTPResponse(response: answer.response, body: try await answer.body.collect(), cacheStatus: answer.cacheStatus)
+        return CachedHTTPResponse(response: answer.response, body: try await answer.body.collect(), cacheStatus: answer.cacheStatus,
+                                  cacheStatusMember: answer.cacheStatusMember)
     }
 
     /// The flow both APIs share: every RFC 9111 decision is made here, once.
@@ -71,26 +74,27 @@ public final class HTTPCachingFlow: Sendable {
             {
                 cache.httpInvalidate(url: target.string)
             }
-            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass)
+            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass,
+                                               cacheStatusMember: CacheStatusMember(forward: .method, forwardStatus: response.status.code))
         }
         switch policy {
         case .reloadIgnoringLocalCacheData:
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .bypass)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
         case .reloadIgnoringLocalAndRemoteCacheData:
             var forced = request
             forced.headerFields[.cacheControl] = "no-cache"
             forced.headerFields[HTTPField.Name.pragmaField] = "no-cache"
-            return try await fetchAndStore(forced, url: url, mode: mode, fetch: fetch, status: .bypass)
+            return try await fetchAndStore(forced, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
             if let hit = lookup(request, url: url, mode: mode) {
                 let age = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
                 return serve(hit, for: request, age: age.currentAgeSeconds, status: age.isFresh ? .hit : .stale)
             }
             if policy == .returnCacheDataDontLoad { throw HTTPCachingError.notCached(url: url) }
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
         case .reloadRevalidatingCacheData:
             guard let hit = lookup(request, url: url, mode: mode) else {
-                return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
+                return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
             }
             let revalidation = ReuseDecision.Revalidation(
                 conditionalHeaders: ConditionalRequest.headers(for: hit.stored), reason: .requestNoCache,
@@ -120,10 +124,11 @@ public final class HTTPCachingFlow: Sendable {
         case .revalidate(let revalidation):
             return try await revalidate(request, url: url, hit: hit!, revalidation, mode: mode, fetch: fetch)
         case .gatewayTimeout:
-            // RFC 9111 §5.2.1.7: only-if-cached and nothing usable.
-            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
-        case .miss:
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss)
+            // RFC 9111 §5.2.1.7: only-if-cached and nothing usable (neither a hit nor forwarded).
+            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                                               cacheStatusMember: CacheStatusMember())
+        case .miss(let reason):
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .init(reason))
         }
     }
 
@@ -135,21 +140,27 @@ public final class HTTPCachingFlow: Sendable {
         // evaluated against whatever is then served (``serve``).
         for name in ClientConditional.evaluatedFieldNames { conditional.headerFields[name] = nil }
         for field in revalidation.conditionalHeaders { conditional.headerFields[field.name] = field.value }
+        let forward = CacheStatusMember.Forward(revalidation.reason)
         let requestTime = configuration.now()
         let response: HTTPResponse
         let originBody: OriginBody
         do {
             (response, originBody) = try await fetch(conditional, nil)
         } catch {
+            // No answer at all (refused, closed, reset, timed out): no fwd-status.
             switch RevalidationOutcome.originUnreachable(
                 stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil, now: configuration.now(),
                 configuration: configuration.policy)
             {
-            case .serveStale(let age): return serve(hit, for: request, age: age, status: .stale)
-            case .gatewayTimeout: return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
+            case .serveStale(let age):
+                return serve(hit, for: request, age: age, status: .stale, forwarded: CacheStatusMember(forward: forward))
+            case .gatewayTimeout:
+                return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                                                   cacheStatusMember: CacheStatusMember(forward: forward))
             default: throw error
             }
         }
+        let exchange = CacheStatusMember(forward: forward, forwardStatus: response.status.code)
         let responseTime = configuration.now()
         switch RevalidationOutcome.evaluate(
             response: response, stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil,
@@ -160,22 +171,23 @@ public final class HTTPCachingFlow: Sendable {
             let body = refreshHead(url: url, request: request, updated: updated, hit: hit)
             let refreshed = HTTPCacheHit(stored: updated, body: hit.body, userInfo: hit.userInfo)
             let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy).currentAgeSeconds
-            return serve(refreshed, body: body, for: request, age: age, status: .revalidated)
+            return serve(refreshed, body: body, for: request, age: age, status: .revalidated, forwarded: exchange)
         case .notModifiedMismatch:
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .expired)
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .expired, forward: forward)
         case .replace:
             return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                               responseTime: responseTime, status: .expired, replacing: true, mode: mode)
+                               responseTime: responseTime, status: .expired, forward: forward, replacing: true, mode: mode)
         case .serveStale(let age):
-            return serve(hit, for: request, age: age, status: .stale)
+            return serve(hit, for: request, age: age, status: .stale, forwarded: exchange)
         case .forwardError:
             // RFC 9111 §4.3.3: a 5xx forwarded is a full response, stored when §3 allows (an
             // explicitly fresh 503 shields the origin); one that is not leaves the stored
             // response in place for stale-if-error later.
             return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                               responseTime: responseTime, status: .expired, replacing: false, mode: mode)
+                               responseTime: responseTime, status: .expired, forward: forward, replacing: false, mode: mode)
         case .gatewayTimeout:
-            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss)
+            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                                               cacheStatusMember: exchange)
         }
     }
 
@@ -211,18 +223,23 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     private func fetchAndStore(_ request: HTTPRequest, url: String, mode: BodyMode, fetch: StreamingFetch,
-                               status: CacheStatus) async throws -> CachedHTTPStreamingResponse {
+                               status: CacheStatus, forward: CacheStatusMember.Forward) async throws -> CachedHTTPStreamingResponse {
         let requestTime = configuration.now()
         let (response, originBody) = try await fetch(request, nil)
         return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                           responseTime: configuration.now(), status: status, replacing: false, mode: mode)
+                           responseTime: configuration.now(), status: status, forward: forward, replacing: false, mode: mode)
     }
 
     /// Stores what RFC 9111 §3 (and the rules and hook) allow; answers the origin's response.
     /// The body is stored as the caller reads it (see ``storeBody(_:request:url:stored:mode:)``).
+    /// Its `Cache-Status` member says why it went `forward`, what the origin answered, and
+    /// whether it is stored or, when RFC 9111 §3 forbids it, why not (`detail`, counted).
     private func store(_ request: HTTPRequest, url: String, response: HTTPResponse, body: OriginBody, requestTime: Date,
-                       responseTime: Date, status: CacheStatus, replacing: Bool, mode: BodyMode) async -> CachedHTTPStreamingResponse {
-        let answer = CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: body), cacheStatus: status)
+                       responseTime: Date, status: CacheStatus, forward: CacheStatusMember.Forward, replacing: Bool,
+                       mode: BodyMode) async -> CachedHTTPStreamingResponse {
+        var member = CacheStatusMember(forward: forward, forwardStatus: response.status.code)
+        var answer = CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: body), cacheStatus: status,
+                                                 cacheStatusMember: member)
         guard request.method == .get else { return answer } // a HEAD response has no body to store
         let rule = configuration.rules.first { $0.matches(request) }
         if rule?.neverStore == true { return answer }
@@ -233,39 +250,44 @@ public final class HTTPCachingFlow: Sendable {
             for name in configuration.policy.targetedFields { candidate.headerFields[name] = nil } // RFC 9213 would override it
             candidate.headerFields[HTTPField.Name.pragmaField] = nil
         }
-        guard case .store = StorageDecision.evaluate(request: request, response: candidate, responseTime: responseTime,
-                                                     configuration: configuration.policy)
-        else {
+        if case .notStorable(let reason) = StorageDecision.evaluate(request: request, response: candidate,
+                                                                    responseTime: responseTime, configuration: configuration.policy)
+        {
             if replacing { cache.httpInvalidate(url: url) } // RFC 9111 §4.3.3: the old one is stale for good
+            cache.countNotStorable(reason)
+            answer.cacheStatusMember.detail = reason.token
             return answer
         }
         let stored = StoredResponse(request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
-        return CachedHTTPStreamingResponse(
-            response: response, body: await storeBody(body, request: request, url: url, stored: stored, mode: mode),
-            cacheStatus: status)
+        let (storing, isStored) = await storeBody(body, request: request, url: url, stored: stored, mode: mode)
+        member.stored = isStored
+        if isStored { member.ttlSeconds = Freshness(stored: stored, now: responseTime, configuration: configuration.policy).ttlSeconds }
+        return CachedHTTPStreamingResponse(response: response, body: storing, cacheStatus: status, cacheStatusMember: member)
     }
 
     /// Stores a storable exchange whose body is in memory: `proposal` → `willCacheResponse` hook
     /// → the cache. At once for the buffered API; after the last chunk when a hook or a cache
     /// without a disk tier needs the streamed body whole.
-    func storeProposal(_ stored: StoredResponse, body data: Data, request: HTTPRequest, url: String) async {
+    /// - Returns: whether the cache took it (false: vetoed or refused).
+    @discardableResult
+    func storeProposal(_ stored: StoredResponse, body data: Data, request: HTTPRequest, url: String) async -> Bool {
         var proposal = ProposedCacheEntry(
             response: HTTPResponse(status: stored.status, headerFields: stored.headerFields), body: data,
             storagePolicy: .allowed, userInfo: [:], url: url)
         if let hook = configuration.willCacheResponse {
-            guard let modified = await hook(proposal) else { return } // vetoed
+            guard let modified = await hook(proposal) else { return false } // vetoed
             proposal = modified
         }
         let userInfo: [UInt8]
         switch UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) {
         case .success(let bytes): userInfo = bytes
-        case .failure: return
+        case .failure: return false
         }
         var final = stored
         final.headerFields = HopByHopFields.removing(from: proposal.response.headerFields)
         final.status = proposal.response.status
-        cache.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
-                        policy: proposal.storagePolicy, userInfo: userInfo)
+        return cache.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
+                               policy: proposal.storagePolicy, userInfo: userInfo)
     }
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
@@ -275,9 +297,12 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
-    /// a HEAD request).
+    /// a HEAD request), and its `Cache-Status` member: a hit, or `forwarded` (the exchange that
+    /// led to serving it: a 304, a failed origin), with the remaining freshness as `ttl`.
     func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
-                       status: CacheStatus) -> CachedHTTPStreamingResponse {
+               status: CacheStatus, forwarded: CacheStatusMember? = nil) -> CachedHTTPStreamingResponse {
+        var member = forwarded ?? CacheStatusMember(hit: true)
+        member.ttlSeconds = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy).ttlSeconds
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))
         // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,
@@ -288,11 +313,11 @@ public final class HTTPCachingFlow: Sendable {
             if let body, body.stores { Task.detached { try? await body.drain() } }
             return CachedHTTPStreamingResponse(
                 response: HTTPResponse(status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
-                body: .empty, cacheStatus: status)
+                body: .empty, cacheStatus: status, cacheStatusMember: member)
         }
         return CachedHTTPStreamingResponse(
             response: HTTPResponse(status: hit.stored.status, headerFields: fields),
-            body: request.method == .head ? .empty : body ?? hit.body.cachedBody, cacheStatus: status)
+            body: request.method == .head ? .empty : body ?? hit.body.cachedBody, cacheStatus: status, cacheStatusMember: member)
     }
 }
 

@@ -63,6 +63,8 @@ public final class SharedCache: Sendable {
         let evictions = Atomic<Int>(0)
         let refusals = Atomic<Int>(0)
         let corruptEntries = Atomic<Int>(0)
+        /// NotStorableReason.token → responses the flow did not store for it.
+        let notStorable = Mutex<[String: Int]>([:])
     }
 
     // MARK: Creating
@@ -198,7 +200,8 @@ public final class SharedCache: Sendable {
             directoryMisses: disk?.misses ?? 0,
             directoryStores: disk?.stores ?? 0,
             directoryEvictions: disk?.evictions ?? 0,
-            directoryCorruptPurges: disk?.corruptPurges ?? 0)
+            directoryCorruptPurges: disk?.corruptPurges ?? 0,
+            notStorable: counters.notStorable.withLock { $0 })
     }
 
     // MARK: URLCache's members

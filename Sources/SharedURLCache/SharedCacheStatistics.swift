@@ -43,4 +43,8 @@ public struct SharedCacheStatistics: Sendable, Hashable {
     public var directoryEvictions: Int = 0
     /// Entries the store purged because a length or checksum check failed, ever.
     public var directoryCorruptPurges: Int = 0
+    /// Responses the caching flow did not store because RFC 9111 §3 (or this cache's poisoning
+    /// and privacy rules) forbid it, by reason: `NotStorableReason.token`, the `detail` of their
+    /// `Cache-Status` (e.g. `response-no-store`, `private`). This instance's own.
+    public var notStorable: [String: Int] = [:]
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HTTPCacheSemantics
 import NIOCore
 import NIOHTTP1
 import SharedURLCache
@@ -13,6 +14,8 @@ extension CachingHTTPClient {
         public var body: ByteBuffer
         /// HIT, or STALE for a response the request accepted stale (`max-stale`).
         public var cacheStatus: CacheStatus
+        /// The same as a `Cache-Status` member (RFC 9211): `hit` with `ttl`.
+        public var cacheStatusMember: CacheStatusMember
     }
 
     /// The answer to `request` when the cache alone gives it now — a fresh stored response (or
@@ -30,6 +33,7 @@ extension CachingHTTPClient {
             let answer = flow.storedResponse(for: head)
         else { return nil }
         let (status, headers) = Self.head(of: answer.response)
-        return StoredResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus)
+        return StoredResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
+                              cacheStatusMember: answer.cacheStatusMember)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPCacheSemantics
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -29,8 +30,10 @@ import SharedURLCache
 ///   `.corrupt`) and is purged.
 /// - Redirects are followed by the `HTTPClient` (its configuration decides), and the final
 ///   response is stored under the URL that was asked for, as the URLSession integration does.
-/// - The `HTTPClient` is not owned: shut down your own client yourself (`HTTPClient.shared`,
-///   the default, needs no shutdown).
+/// - The `HTTPClient` is not owned: shut down your own client yourself (the default,
+///   ``defaultHTTPClient``, needs no shutdown). The default answers at once for an origin that
+///   refuses connections (no connect retry): give your own client
+///   ``originConfiguration(_:connectTimeout:)`` for the same.
 ///
 /// ## Topics
 /// - ``init(cache:httpClient:)``, ``init(cache:httpClient:configuration:)``, ``Configuration``
@@ -49,8 +52,8 @@ public final class CachingHTTPClient: Sendable {
     /// Creates a shared-mode client on `cache`, in the cache's partition.
     /// - Parameters:
     ///   - cache: the shared cache (its directory, capacities and partition).
-    ///   - httpClient: the client that reaches the origin (default `HTTPClient.shared`).
-    public convenience init(cache: SharedCache, httpClient: HTTPClient = .shared) {
+    ///   - httpClient: the client that reaches the origin (default ``defaultHTTPClient``).
+    public convenience init(cache: SharedCache, httpClient: HTTPClient = CachingHTTPClient.defaultHTTPClient) {
         self.init(partitioned: cache, httpClient: httpClient, configuration: Configuration())
     }
 
@@ -63,12 +66,13 @@ public final class CachingHTTPClient: Sendable {
     ///   - cache: the shared cache. When ``Configuration/partition`` names another partition
     ///     than the cache's, the client opens the same directory again with that partition
     ///     (same capacities; one LMDB environment per process underneath, its own memory tier).
-    ///   - httpClient: the client that reaches the origin (default `HTTPClient.shared`).
+    ///   - httpClient: the client that reaches the origin (default ``defaultHTTPClient``).
     ///   - configuration: mode, partition, body cap, collapsing and the flow's settings.
     /// - Throws: `CacheError` when the directory cannot be opened for the partition.
     /// - Precondition: a private-mode client is not in the empty partition (shared clients read
     ///   it, and would be served one user's private responses).
-    public convenience init(cache: SharedCache, httpClient: HTTPClient = .shared, configuration: Configuration) throws {
+    public convenience init(cache: SharedCache, httpClient: HTTPClient = CachingHTTPClient.defaultHTTPClient,
+                            configuration: Configuration) throws {
         var partitioned = cache
         if let partition = configuration.partition, partition != cache.configuration.partition {
             var cacheConfiguration = cache.configuration
@@ -119,21 +123,26 @@ public final class CachingHTTPClient: Sendable {
         if (head.method == .get || head.method == .head) && request.body != nil {
             // A GET body has no defined meaning (RFC 9110 §9.3.1) and is not part of the key.
             let response = try await httpClient.execute(request, deadline: deadline)
-            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass)
+            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
+                                             cacheStatusMember: CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code)))
         }
         let fetch = originFetch(deadline: deadline, body: request.body)
         let flow = self.flow
         do {
-            let answer: CachedHTTPStreamingResponse
+            var answer: CachedHTTPStreamingResponse
             let cap = configuration.maximumBodyBytes
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
-                answer = try await collapser.run(url: url, request: head) {
+                let followed: RequestCollapser.Followed?
+                (answer, followed) = try await collapser.run(url: url, request: head) {
                     try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
                 } learn: { answer in
                     RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
                 } settled: { answer in
                     answer.body.storeSettlement
+                } forward: { answer in
+                    answer.cacheStatusMember.forward
                 }
+                if let followed { answer.cacheStatusMember = answer.cacheStatusMember.collapsed(behind: followed.leaderForward) }
             } else {
                 answer = try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
@@ -146,7 +155,8 @@ public final class CachingHTTPClient: Sendable {
         let (status, headers) = head(of: answer.response)
         let body: HTTPClientResponse.Body =
             answer.body.knownLength == 0 ? HTTPClientResponse.Body() : .stream(ByteBufferChunks(body: answer.body))
-        return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus)
+        return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus,
+                                         cacheStatusMember: answer.cacheStatusMember)
     }
 
     /// A response head in NIO's types (header names as stored: as the origin spelled them).

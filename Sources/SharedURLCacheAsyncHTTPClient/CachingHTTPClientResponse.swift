@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPCacheSemantics
 import NIOCore
 import NIOHTTP1
 import SharedURLCache
@@ -10,6 +11,7 @@ import SharedURLCache
 /// ```swift
 /// let response = try await client.execute(request, timeout: .seconds(30))
 /// print(response.status, response.cacheStatus)        // 200 OK HIT
+/// print(response.cacheStatusMember.fieldValue())      // urlcache;hit;ttl=598 (RFC 9211)
 /// for try await chunk in response.body { consume(chunk) }
 /// ```
 ///
@@ -28,11 +30,17 @@ public struct CachingHTTPClientResponse: Sendable {
     public var body: HTTPClientResponse.Body
     /// How the cache answered: HIT, REVALIDATED, STALE, UPDATING, MISS, EXPIRED or BYPASS.
     public var cacheStatus: CacheStatus
+    /// How the cache answered as its member of the `Cache-Status` field (RFC 9211): `hit`, `fwd`
+    /// and `fwd-status`, `ttl`, `stored`, `collapsed`, and why a response was not stored (`detail`).
+    public var cacheStatusMember: CacheStatusMember
 
-    public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: HTTPClientResponse.Body, cacheStatus: CacheStatus) {
+    /// - Parameter cacheStatusMember: defaults to what `cacheStatus` says alone.
+    public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: HTTPClientResponse.Body, cacheStatus: CacheStatus,
+                cacheStatusMember: CacheStatusMember? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.cacheStatus = cacheStatus
+        self.cacheStatusMember = cacheStatusMember ?? cacheStatus.cacheStatusMember
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCache
 import Synchronization
@@ -20,7 +21,16 @@ import Synchronization
 /// waits one more round under its own variant's key (so 10 `en` + 10 `fr` concurrent misses make
 /// 2 origin requests); a follower whose key did not change runs the flow at once. `Vary: *`
 /// turns collapsing off for the URL.
+///
+/// Followers learn why their leader went forward, for their `Cache-Status` (RFC 9211 §2.6
+/// `collapsed`).
 final class RequestCollapser: Sendable {
+    /// A request that waited on a leader: why the (last) leader it waited on went forward (nil:
+    /// it did not, or it failed).
+    struct Followed: Sendable {
+        var leaderForward: CacheStatusMember.Forward?
+    }
+
     /// What the last leader of a URL learnt about its variants.
     enum VaryHint: Sendable, Equatable {
         case names([HTTPField.Name])
@@ -28,8 +38,9 @@ final class RequestCollapser: Sendable {
     }
 
     private struct State: ~Copyable {
-        /// Keys with a leader in flight, and the tasks waiting for it.
-        var flights: [String: [CheckedContinuation<Void, Never>]] = [:]
+        /// Keys with a leader in flight, and the tasks waiting for it (resumed with why the
+        /// leader went forward).
+        var flights: [String: [CheckedContinuation<CacheStatusMember.Forward?, Never>]] = [:]
         /// URL → the `Vary` its last response carried (absent: none).
         var vary: [String: VaryHint] = [:]
     }
@@ -40,7 +51,7 @@ final class RequestCollapser: Sendable {
 
     enum Role {
         case leader
-        case follower
+        case follower(leaderForward: CacheStatusMember.Forward?)
     }
 
     /// The collapsing key for `request` at `url`, or nil when the URL must not collapse.
@@ -67,35 +78,41 @@ final class RequestCollapser: Sendable {
     /// the body to the end. So the flight ends when `settled` says the store is settled
     /// (committed or given up), not when the leader's head arrives; followers then look up and
     /// stream the stored entry, or go to the origin themselves if nothing was stored.
+    /// - Returns: the answer, and for a request that waited on a leader, why that one went
+    ///   forward (`forward` of its answer).
     func run<T>(url: String, request: HTTPRequest, _ body: () async throws -> T,
-                learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement) async rethrows -> T {
-        guard var key = key(url: url, request: request) else { return try await body() }
+                learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement,
+                forward: (T) -> CacheStatusMember.Forward?) async rethrows -> (T, Followed?) {
+        guard var key = key(url: url, request: request) else { return (try await body(), nil) }
+        var followed: Followed?
         for _ in 0..<2 {
-            guard await waitOrLead(key) == .follower else {
+            guard case .follower(let leaderForward) = await waitOrLead(key) else {
                 let answer: T
                 do {
                     answer = try await body()
                 } catch {
-                    finish(key)
+                    finish(key, leaderForward: nil)
                     throw error
                 }
                 remember(url: url, learn(answer))
                 let settlement = settled(answer) // only the signal: holding the body would keep it from being dropped
                 let flight = key
+                let reason = forward(answer)
                 if settlement.isSettled { // a hit, or nothing to store: no task to wait for it
-                    finish(flight)
-                    return answer
+                    finish(flight, leaderForward: reason)
+                    return (answer, followed)
                 }
                 Task { [self] in
                     await settlement.wait()
-                    finish(flight)
+                    finish(flight, leaderForward: reason)
                 }
-                return answer
+                return (answer, followed)
             }
+            followed = Followed(leaderForward: leaderForward)
             guard let next = self.key(url: url, request: request), next != key else { break }
             key = next
         }
-        return try await body()
+        return (try await body(), followed)
     }
 
     /// Becomes the leader of `key`, or waits until its leader finishes.
@@ -106,21 +123,21 @@ final class RequestCollapser: Sendable {
             return true
         }
         if led { return .leader }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let leaderForward = await withCheckedContinuation { (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
             let queued = state.withLock { state -> Bool in
                 guard state.flights[key] != nil else { return false }
                 state.flights[key]!.append(continuation)
                 return true
             }
-            if !queued { continuation.resume() } // the leader finished meanwhile
+            if !queued { continuation.resume(returning: nil) } // the leader finished meanwhile
         }
-        return .follower
+        return .follower(leaderForward: leaderForward)
     }
 
     /// Ends `key`'s flight and wakes its followers (also when the leader threw or was cancelled).
-    private func finish(_ key: String) {
+    private func finish(_ key: String, leaderForward: CacheStatusMember.Forward?) {
         let waiters = state.withLock { $0.flights.removeValue(forKey: key) } ?? []
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: leaderForward) }
     }
 
     private func remember(url: String, _ hint: VaryHint?) {

@@ -230,6 +230,11 @@ struct ValidationTests {
               status: nil, windowOpen: true, expected: "gatewayTimeout"),
         .init(name: "revalidation-unreachable-window-closed-504", section: "RFC 5861 §4", storedCacheControl: "max-age=60",
               status: nil, windowOpen: false, expected: "gatewayTimeout"),
+        .init(name: "revalidation-unreachable-proxy-revalidate-504", section: "§5.2.2.8",
+              storedCacheControl: "max-age=60, proxy-revalidate, stale-if-error=600", status: nil, windowOpen: true,
+              expected: "gatewayTimeout"),
+        .init(name: "revalidation-unreachable-s-maxage-504", section: "§5.2.2.10",
+              storedCacheControl: "s-maxage=60, stale-if-error=600", status: nil, windowOpen: true, expected: "gatewayTimeout"),
     ]
 
     @Test(arguments: outcomeCases)

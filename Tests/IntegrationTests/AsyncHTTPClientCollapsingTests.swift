@@ -48,6 +48,10 @@ final class AsyncHTTPClientCollapsingTests {
         #expect(answers.allSatisfy { $0.text == "n=1" && $0.status == 200 })
         #expect(answers.filter { $0.response.cacheStatus == .miss }.count == 1)
         #expect(answers.filter { $0.response.cacheStatus == .hit }.count == 19)
+        // RFC 9211 §2.6: the 19 say they were collapsed into the one that went forward.
+        let members = answers.map { $0.response.cacheStatusMember }
+        #expect(members.filter { $0.forward == .uriMiss && $0.stored && $0.collapsed == nil }.count == 1)
+        #expect(members.filter { $0.forward == .uriMiss && !$0.hit && $0.collapsed == true }.count == 19)
     }
 
     @Test("Vary: 10 en + 10 fr concurrent misses → 2 origin requests; each caller gets its own variant")
@@ -65,6 +69,9 @@ final class AsyncHTTPClientCollapsingTests {
         let answers = try await concurrently(client, Array(repeating: (path: "/nostore", headers: []), count: 3))
         #expect(origin.requestCount == 3)
         #expect(Set(answers.map(\.text)).count == 3, "each caller got its own origin response")
+        // RFC 9211 §2.6: collapsing was tried and failed for the two that waited.
+        #expect(answers.filter { $0.response.cacheStatusMember.collapsed == false }.count == 2)
+        #expect(answers.allSatisfy { $0.response.cacheStatusMember.detail == "response-no-store" })
     }
 
     @Test("control: with collapsing off, concurrent misses each reach the origin")

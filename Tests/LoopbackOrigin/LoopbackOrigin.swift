@@ -22,6 +22,8 @@ public final class LoopbackOrigin: Sendable {
         public var interimStatuses: [Int] = []
         /// Close the connection after reading the request, without answering (an origin crash).
         public var closesWithoutResponse = false
+        /// Reset the connection (RST) after reading the request, without answering.
+        public var resetsWithoutResponse = false
         public init(status: Int = 200, headers: [(String, String)] = [], body: String = "") {
             self.status = status
             self.headers = headers
@@ -102,6 +104,12 @@ public final class LoopbackOrigin: Sendable {
         }
         let response = handler(request, index)
         if response.closesWithoutResponse { return }
+        if response.resetsWithoutResponse {
+            // SO_LINGER with a zero timeout: close(2) sends RST instead of FIN.
+            var abort = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+            return
+        }
         for interim in response.interimStatuses {
             let line = Array("HTTP/1.1 \(interim) Interim\r\n\r\n".utf8)
             _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

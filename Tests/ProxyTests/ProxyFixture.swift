@@ -49,9 +49,12 @@ final class ProxyFixture: Sendable {
         configuration.upstreamTimeout = .seconds(240)
         configuration.idleTimeout = .minutes(10)
         configuration.client.caching.now = { clock.now }
+        // The tests read the nginx-style status (RawResponse.cacheStatus); Cache-Status is on by default.
+        configuration.cacheStatusHeader = "X-Cache-Status"
         configure(&configuration)
-        let cache = try SharedCache(configuration: SharedCacheConfiguration(
-            memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: URL(fileURLWithPath: directory.root)))
+        // The proxy process's cache settings (its default entry size), smaller capacities.
+        let cache = try SharedCache(configuration: ProxyCacheSettings(
+            directory: directory.root, memoryCapacityBytes: 1 << 20, diskCapacityBytes: 64 << 20).sharedCacheConfiguration)
         let server = try await ProxyServer.start(configuration: configuration, cache: cache)
         return ProxyFixture(directory: directory, origin: origin, server: server, clock: clock)
     }

@@ -7,19 +7,22 @@ import TestProcess
 /// in flight is answered before the process exits 0.
 @Suite(.timeLimit(.minutes(10)))
 struct ProxyProcessTests {
-    @Test("urlcache proxy serves from the cache and exits 0 on SIGTERM after finishing the request in flight")
+    @Test("urlcache proxy serves from the cache (9 MiB bodies too) and exits 0 on SIGTERM after finishing the request in flight")
     func sigtermIsGraceful() async throws {
         signal(SIGPIPE, SIG_IGN)
         let release = DispatchSemaphore(value: 0)
         let origin = try LoopbackOrigin { request, _ in
             if request.target == "/slow" { _ = release.wait(timeout: .now() + 120) }
-            return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+            if request.target == "/big" { response.body = ProxyLargeEntryTests.nineMiB }
+            return response
         }
         defer { origin.stop() }
         let directory = TemporaryDirectory(prefix: "suc-proxy-cli")
         let port = LoopbackSocket.freePort()
         let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
             "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
+            "--x-cache-status", "--cache-status-name", "edge-1",
         ])
         let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
         #expect(ready)
@@ -28,6 +31,11 @@ struct ProxyProcessTests {
         _ = try await send(port: port, "/cached")
         let hit = try await send(port: port, "/cached")
         #expect(hit.cacheStatus == "HIT" && hit.text == "from /cached")
+        #expect(hit.header("Cache-Status")?.hasPrefix("edge-1;hit;ttl=") == true, "\(hit.headers)")
+        // The CLI's default entry size takes a 9 MiB body (the library's default would not).
+        _ = try await send(port: port, "/big")
+        let bigHit = try await send(port: port, "/big")
+        #expect(bigHit.cacheStatus == "HIT" && bigHit.body == ProxyLargeEntryTests.nineMiB)
         let inFlight = Task { try await send(port: port, "/slow") }
         while !origin.requests.contains(where: { $0.target == "/slow" }) { try await Task.sleep(for: .milliseconds(10)) }
 

@@ -3,6 +3,7 @@ import ArgumentParser
 import CacheMaintenance
 import CachingProxy
 import Foundation
+import HTTPCacheSemantics
 
 /// `urlcache proxy DIR --listen 127.0.0.1:8080 --upstream http://host:port`: an HTTP/1.1 caching
 /// proxy on the directory, for services that are not written in Swift.
@@ -21,12 +22,18 @@ struct Proxy: ParsableCommand {
     @Option(help: "host:port to listen on (port 0 picks a free one).") var listen = "127.0.0.1:8080"
     @Option(help: "The origin of a reverse proxy: http(s)://host[:port][/base-path].") var upstream: String?
     @Flag(help: "Forward proxy (HTTP_PROXY clients send absolute URLs) instead of a reverse proxy.") var forward = false
-    @Option(help: "The response header carrying the cache status (\"\" for none).") var cacheStatusHeader = "X-Cache-Status"
+    @Option(help: "The proxy's name in the Cache-Status response field (RFC 9211; \"\" for no Cache-Status).")
+    var cacheStatusName = CacheStatusMember.defaultCacheName
+    @Flag(help: "Also send nginx's X-Cache-Status (HIT, MISS, REVALIDATED, STALE, UPDATING, EXPIRED, BYPASS).")
+    var xCacheStatus = false
+    @Option(help: "Send that status under this header name (implies --x-cache-status; \"\" for none).") var cacheStatusHeader: String?
     @Option(help: "The partition of the proxy's entries (default: the shared default partition).") var partition: String?
     @Option(help: "Memory tier size.") var memoryCapacity = "64MiB"
     @Option(help: "Disk capacity of the entries (a store past it evicts the least recently used, as URLCache does).") var diskCapacity = "1GiB"
-    @Option(help: "The largest entry stored.") var maxEntrySize = "8MiB"
+    @Option(help: "The largest entry stored (default: what the store takes, a 64 MiB body and its head).") var maxEntrySize: String?
     @Option(help: "Seconds allowed for a request's exchanges with the origin (then 504).") var upstreamTimeout = 60
+    @Option(help: "Seconds allowed to connect to the origin; a refused connect is answered at once (stale where allowed, else 504/502).")
+    var connectTimeout = 3
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
     var targetedCacheControl = "CDN-Cache-Control"
@@ -40,16 +47,29 @@ struct Proxy: ParsableCommand {
         }
         do { _ = try ProxyConfiguration.listenAddress(listen) } catch { throw ValidationError(error.description) }
         do { _ = try ProxyConfiguration.fieldNames(targetedCacheControl) } catch { throw ValidationError(error.description) }
+        if let cacheStatusHeader, !cacheStatusHeader.isEmpty, (try? ProxyConfiguration.fieldNames(cacheStatusHeader))?.count != 1 {
+            throw ValidationError("--cache-status-header: not a field name: \(cacheStatusHeader)")
+        }
+        if !cacheStatusName.isEmpty, !CacheStatusMember.isValidCacheName(cacheStatusName) {
+            throw ValidationError("--cache-status-name: printable ASCII only: \(cacheStatusName)")
+        }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
+        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
     }
 
     func run() throws {
         let (host, port) = try ProxyConfiguration.listenAddress(listen)
         let mode: ProxyConfiguration.Mode = try upstream.map { .reverse(try ProxyConfiguration.Upstream($0)) } ?? .forward
         var configuration = ProxyConfiguration(mode: mode, host: host, port: port)
-        configuration.cacheStatusHeader = cacheStatusHeader.isEmpty ? nil : cacheStatusHeader
+        configuration.cacheStatusName = cacheStatusName.isEmpty ? nil : cacheStatusName
+        if let cacheStatusHeader {
+            configuration.cacheStatusHeader = cacheStatusHeader.isEmpty ? nil : cacheStatusHeader
+        } else {
+            configuration.cacheStatusHeader = xCacheStatus ? "X-Cache-Status" : nil
+        }
         configuration.client.partition = partition
         configuration.upstreamTimeout = .seconds(Int64(upstreamTimeout))
+        configuration.connectTimeout = .seconds(Int64(connectTimeout))
         if let threads { configuration.eventLoopThreads = threads }
         configuration.accessLog = !noAccessLog
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
@@ -57,7 +77,7 @@ struct Proxy: ParsableCommand {
             directory: options.resolved,
             memoryCapacityBytes: try SizeLimit(memoryCapacity).resolved(of: 0),
             diskCapacityBytes: try SizeLimit(diskCapacity).resolved(of: 0),
-            maximumEntrySizeBytes: try SizeLimit(maxEntrySize).resolved(of: 0))
+            maximumEntrySizeBytes: try maxEntrySize.map { try SizeLimit($0).resolved(of: 0) } ?? ProxyCacheSettings.storeLimitBytes)
         try ProxyServer.runUntilSignalled(configuration: configuration, cache: cache, logLevel: logLevel) { server in
             // One line on stdout once the socket is bound, for scripts and tests to wait on.
             FileHandle.standardOutput.write(Data("listening on \(host):\(server.port)\n".utf8))

@@ -3,10 +3,10 @@ import HTTPTypes
 /// A client's own conditional request, evaluated by the cache against the stored response it is
 /// about to serve (RFC 9111 §4.3.2, RFC 9110 §13.2.2).
 ///
-/// Only `If-None-Match` and `If-Modified-Since` are evaluated: they are the fields a cache can
-/// answer for. `If-Match`, `If-Unmodified-Since` and `If-Range` are preconditions meant for the
+/// Only `If-None-Match` and `If-Modified-Since` are evaluated here: they are the fields a cache
+/// can answer 304 for. `If-Match` and `If-Unmodified-Since` are preconditions meant for the
 /// origin (RFC 9111 §4.3.2: a cache MUST NOT evaluate those); a request carrying them is answered
-/// as if it had none.
+/// as if it had none. `If-Range` only decides whether a `Range` applies (``RangeSelection``).
 public enum ClientConditional {
     /// The client fields the cache evaluates itself. They are taken off a request before the
     /// cache sends its own validators upstream, so the origin answers for the stored response.

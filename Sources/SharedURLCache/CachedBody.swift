@@ -4,7 +4,8 @@ import SharedURLCacheStore
 /// A response body as the streaming flow answers it: an async sequence of `Data` chunks, read
 /// once. Behind it is one of: bytes in memory (small or memory-tier bodies), a reader of the
 /// stored body (large hits: at most one 64 KiB chunk in memory), the origin's stream, or the
-/// origin's stream teed into the store (a miss being stored as it is read).
+/// origin's stream teed into the store (a miss being stored as it is read); or a byte range
+/// of one of those (a 206, RFC 9110 §14).
 ///
 /// ```swift
 /// let answer = try await flow.streamingResponse(for: request) { request, body in try await send(request) }
@@ -24,6 +25,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case stored(StoredBody)
         case origin(OriginBody)
         case tee(CachedBody, StoreSink)
+        case slice(CachedBody, ClosedRange<Int>)
     }
 
     let source: Source
@@ -54,19 +56,33 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .stored(let stored): stored.size
         case .origin: nil
         case .tee(let inner, _): inner.knownLength
+        case .slice(_, let range): range.count
         }
     }
 
     /// Whether what this body stores is settled; see ``StoreSettlement``.
     public var storeSettlement: StoreSettlement {
         if case .tee(_, let sink) = source { return StoreSettlement(completion: sink.completion) }
+        if case .slice(let inner, _) = source { return inner.storeSettlement }
         return StoreSettlement(completion: nil)
     }
 
     /// Whether reading the body stores it (a tee), so a body nobody else reads must be drained.
     var stores: Bool {
         if case .tee = source { return true }
+        if case .slice(let inner, _) = source { return inner.stores }
         return false
+    }
+
+    /// The bytes at `range` of this body (offsets from its start; `range` within its length).
+    /// A body in memory is sliced at once; a stored body is read up to the range's end and no
+    /// further (its end-of-body check is then not made: only a whole read is checked); a body
+    /// that stores as it is read (a tee) is still read to its end, so that it is stored.
+    func slice(_ range: ClosedRange<Int>) -> CachedBody {
+        if case .data(let data) = source {
+            return CachedBody(Data(data[(data.startIndex + range.lowerBound)...(data.startIndex + range.upperBound)]))
+        }
+        return CachedBody(source: .slice(self, range))
     }
 
     /// Reads the whole body into memory (the buffered API).
@@ -90,6 +106,7 @@ public struct CachedBody: AsyncSequence, Sendable {
             case stored(StoredBody, BodyReader?)
             case origin(OriginBody.AsyncIterator)
             case tee(CachedBody.AsyncIterator, StoreSink)
+            case slice(CachedBody.AsyncIterator, skip: Int, remaining: Int, drains: Bool)
             case finished
         }
 
@@ -141,6 +158,21 @@ public struct CachedBody: AsyncSequence, Sendable {
                 sink.append(chunk)
                 state = .tee(inner, sink)
                 return chunk
+            case .slice(var inner, var skip, let remaining, let drains):
+                state = .finished
+                while remaining > 0 {
+                    guard let chunk = try await inner.next() else { return nil }
+                    if skip >= chunk.count {
+                        skip -= chunk.count
+                        continue
+                    }
+                    let start = chunk.startIndex + skip
+                    let end = start + Swift.min(remaining, chunk.count - skip)
+                    state = .slice(inner, skip: 0, remaining: remaining - (end - start), drains: drains)
+                    return Data(chunk[start..<end])
+                }
+                if drains { while try await inner.next() != nil {} }
+                return nil
             }
         }
     }
@@ -151,6 +183,8 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .stored(let stored): AsyncIterator(state: .stored(stored, nil))
         case .origin(let origin): AsyncIterator(state: .origin(origin.makeAsyncIterator()))
         case .tee(let inner, let sink): AsyncIterator(state: .tee(inner.makeAsyncIterator(), sink))
+        case .slice(let inner, let range):
+            AsyncIterator(state: .slice(inner.makeAsyncIterator(), skip: range.lowerBound, remaining: range.count, drains: inner.stores))
         }
     }
 }

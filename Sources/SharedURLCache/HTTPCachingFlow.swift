@@ -139,6 +139,9 @@ public final class HTTPCachingFlow: Sendable {
         // The origin is asked about the stored response only; the client's own validators are
         // evaluated against whatever is then served (``serve``).
         for name in ClientConditional.evaluatedFieldNames { conditional.headerFields[name] = nil }
+        // Range and If-Range too: the cache wants the whole response to store, and cuts the
+        // client's range from it itself (a 206 would not be stored, RFC 9111 §3).
+        for name in RangeSelection.fieldNames { conditional.headerFields[name] = nil }
         for field in revalidation.conditionalHeaders { conditional.headerFields[field.name] = field.value }
         let forward = CacheStatusMember.Forward(revalidation.reason)
         let requestTime = configuration.now()
@@ -297,8 +300,9 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
-    /// a HEAD request), and its `Cache-Status` member: a hit, or `forwarded` (the exchange that
-    /// led to serving it: a 304, a failed origin), with the remaining freshness as `ttl`.
+    /// a HEAD request) or the range of it the client asked for (RFC 9110 §14), and its
+    /// `Cache-Status` member: a hit, or `forwarded` (the exchange that led to serving it: a 304,
+    /// a failed origin), with the remaining freshness as `ttl`.
     func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
                status: CacheStatus, forwarded: CacheStatusMember? = nil) -> CachedHTTPStreamingResponse {
         var member = forwarded ?? CacheStatusMember(hit: true)
@@ -315,9 +319,28 @@ public final class HTTPCachingFlow: Sendable {
                 response: HTTPResponse(status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
                 body: .empty, cacheStatus: status, cacheStatusMember: member)
         }
+        let content = body ?? hit.body.cachedBody
+        // RFC 9110 §13.2.2: Range (with If-Range) is evaluated after the 304 preconditions.
+        if let length = content.knownLength {
+            switch RangeSelection.evaluate(request: request, stored: hit.stored, length: length) {
+            case .whole:
+                break
+            case .partial(let range):
+                return CachedHTTPStreamingResponse(
+                    response: HTTPResponse(status: .partialContent,
+                                           headerFields: RangeSelection.partialFields(from: fields, range: range, length: length)),
+                    body: content.slice(range), cacheStatus: status, cacheStatusMember: member)
+            case .unsatisfiable:
+                if content.stores { Task.detached { try? await content.drain() } } // as for a 304 above
+                return CachedHTTPStreamingResponse(
+                    response: HTTPResponse(status: .rangeNotSatisfiable,
+                                           headerFields: RangeSelection.unsatisfiableFields(from: fields, length: length)),
+                    body: .empty, cacheStatus: status, cacheStatusMember: member)
+            }
+        }
         return CachedHTTPStreamingResponse(
             response: HTTPResponse(status: hit.stored.status, headerFields: fields),
-            body: request.method == .head ? .empty : body ?? hit.body.cachedBody, cacheStatus: status, cacheStatusMember: member)
+            body: request.method == .head ? .empty : content, cacheStatus: status, cacheStatusMember: member)
     }
 }
 

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets (RELIABILITY T12). Build and run with scripts/fuzz.sh; the checks are the
+// libFuzzer targets (docs/Reliability.md T12). Build and run with scripts/fuzz.sh; the checks are the
 // very file CacheWorker uses to replay Fuzz/FailCases in CI (Sources/FuzzChecks are symlinks).
 let package = Package(
     name: "SharedURLCacheFuzz",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RELIABILITY T12: builds the libFuzzer targets of Fuzz/ and runs each for SECONDS (default 60).
+# docs/Reliability.md T12: builds the libFuzzer targets of Fuzz/ and runs each for SECONDS (default 60).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET…]      targets: FuzzCacheControl FuzzHTTPDate FuzzVary
 #                                                     FuzzRecordDecode FuzzBodyFile

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RELIABILITY T13: the test suite under sanitizers.
+# docs/Reliability.md T13: the test suite under sanitizers.
 #
 #   scripts/sanitize.sh asan [swift-test filter]   AddressSanitizer over the whole suite (Swift and the
 #                                                 C core: SwiftPM passes -fsanitize to the C targets
@@ -21,7 +21,7 @@ case "$mode" in
     flags=(--sanitize=address -Xcc -fsanitize=undefined)
     filter=${2:-}
     # The distro liblmdb is not instrumented; its one known leak (ITS#9155) would be the only
-    # suppression allowed (RELIABILITY T13). UBSan stops at the first report so it fails the run.
+    # suppression allowed (docs/Reliability.md T13). UBSan stops at the first report so it fails the run.
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
     # Toolchain leaks only (Foundation's Process, XCTest): see the file.
     export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}

@@ -14,7 +14,7 @@
  *   48+stored_size  meta: the index record (format of record.c, version 0), for rebuilds
  *
  * Why pread and not mmap: another process may truncate the file under us; pread then returns
- * a short count, where a mapping would raise SIGBUS (RELIABILITY §3.4).
+ * a short count, where a mapping would raise SIGBUS (docs/Reliability.md §3.4).
  */
 #include "internal.h"
 #include "os.h"

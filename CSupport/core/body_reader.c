@@ -11,7 +11,7 @@
  *          exactly header + stored + record copy bytes) and its header compared with the
  *          record. A failure here is a miss and a purge, as in suc_get.
  *   read   stored bytes come in by pread (never mmap: a concurrent truncation is a short read,
- *          not SIGBUS, RELIABILITY §3.4) and are inflated into the caller's buffer, never past
+ *          not SIGBUS, docs/Reliability.md §3.4) and are inflated into the caller's buffer, never past
  *          the recorded length (decompression bombs end there).
  *   end    the read that produces the last byte also proves the body: the zlib stream must
  *          reach Z_STREAM_END (inflate verifies the Adler-32 trailer there) with no input left,

@@ -96,7 +96,7 @@ static int in_group(gid_t gid) {
     return 0;
 }
 
-/* RELIABILITY §3.4: refuse a world-writable root and one owned by a group we are not in. */
+/* docs/Reliability.md §3.4: refuse a world-writable root and one owned by a group we are not in. */
 static int check_root(int rootfd, const char *path, suc_error *err) {
     struct stat st;
     if (suc_os_fstat(rootfd, &st) < 0) return suc_fail_errno(err, "fstat(root)", errno);
@@ -172,7 +172,7 @@ void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap) {
 }
 
 /* We create the LMDB files ourselves (O_NOFOLLOW, then 0660 whatever the umask): readers write
- * the lock file, so every group member needs write access to it (RELIABILITY §3.4). */
+ * the lock file, so every group member needs write access to it (docs/Reliability.md §3.4). */
 int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, suc_error *err) {
     int fd = suc_os_openat(rootfd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_NONBLOCK, 0660);
     if (fd < 0) {

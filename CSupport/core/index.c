@@ -651,7 +651,7 @@ int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *varian
 }
 
 /* Bulk removals run in transactions of at most this many entries, so concurrent writers wait
- * briefly and the freelist stays small (RELIABILITY §4.3 rule 4). */
+ * briefly and the freelist stays small (docs/Reliability.md §4.3 rule 4). */
 #define BULK_BATCH 1000
 
 typedef struct bulk_ctx {

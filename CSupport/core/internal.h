@@ -117,7 +117,7 @@ struct suc_entry {
 
 /* ---- zlib stream pools (body.c) --------------------------------------------------------- */
 
-/* A fresh z_stream per call costs ~5x at 1 KiB (DESIGN, performance stance): keep them. */
+/* A fresh z_stream per call costs ~5x at 1 KiB (docs/Design.md, performance stance): keep them. */
 #define SUC_ZPOOL_MAX 16
 z_stream *suc_zpool_take_deflate(suc_cache *c);
 void suc_zpool_give_deflate(suc_cache *c, z_stream *zs);
@@ -275,7 +275,7 @@ int suc_remove_stale_generations(suc_cache *c);
 /* The path LMDB opens for index file `name`: through the checked root descriptor. */
 void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap);
 /* Opens (creating when `create`) an index file with O_NOFOLLOW, checks it is a regular file,
- * and sets 0660 (RELIABILITY: group members write the lock file). */
+ * and sets 0660 (docs/Reliability.md §3.4: group members write the lock file). */
 int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, suc_error *err);
 /* When root creates a file in a directory another user owns (cron as root), the file takes
  * the directory's owner and group, so the services are never locked out. */

@@ -1,8 +1,8 @@
 /*
- * os.c — the one place the core calls the operating system (STYLE rule 11).
+ * os.c — the one place the core calls the operating system (docs/Style.md rule 11).
  *
  * Why one file: EINTR handling, O_CLOEXEC and full reads/writes are easy to forget at a call
- * site, and tests need a single switch to make any call fail (RELIABILITY T14).
+ * site, and tests need a single switch to make any call fail (docs/Reliability.md T14).
  */
 #include "os.h"
 

@@ -1,5 +1,5 @@
 /*
- * os.h — every syscall the core makes, wrapped once (STYLE rule 11).
+ * os.h — every syscall the core makes, wrapped once (docs/Style.md rule 11).
  *
  * Each wrapper retries EINTR, sets O_CLOEXEC, and consults the fault table first so tests can
  * make call N of an operation fail (SQLite's SimulateIOError). Wrappers return the syscall's

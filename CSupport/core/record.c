@@ -2,7 +2,7 @@
  * record.c — the index record: versioned, fixed-width little-endian, bounds-checked.
  *
  * Every byte of a record may have been written by another user of the group, so decoding
- * trusts nothing: each length is checked against the buffer before use (RELIABILITY §3.4).
+ * trusts nothing: each length is checked against the buffer before use (docs/Reliability.md §3.4).
  *
  * Layout (format 1), offsets in bytes:
  *    0  u32  magic "SUCR"

@@ -2,7 +2,7 @@
  * writer.c — storing an entry: stream the body (deflating as it arrives) to a random-named
  * temp file, publish it, then commit the index record.
  *
- * Publish order (DESIGN invariant 1, RELIABILITY §3.4): temp file complete → fsync (durable
+ * Publish order (docs/Design.md invariant 1, docs/Reliability.md §3.4): temp file complete → fsync (durable
  * mode) → rename into bodies/xx/ → fsync of that directory (durable mode) → index commit. A
  * crash at any point leaves at worst an unreferenced file that compaction removes; a reader can
  * never find an index record whose body is not complete.
@@ -86,7 +86,7 @@ fail:
 }
 
 /* Creates the temp file: tmp/t<hex id>, O_EXCL|O_NOFOLLOW, then fchmod so the umask cannot
- * take the group's access away (RELIABILITY §3.4). */
+ * take the group's access away (docs/Reliability.md §3.4). */
 static int writer_open_file(suc_writer *w, suc_error *err) {
     static const char HEX[] = "0123456789abcdef";
     w->tmp_name[0] = 't';
@@ -284,7 +284,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         w->fd = -1;
         suc_body_path(w->id, final_path);
         /* Into bodies/xx through a descriptor opened with O_NOFOLLOW: a symlink planted at xx
-         * must never carry the body outside the root (RELIABILITY §3.4). */
+         * must never carry the body outside the root (docs/Reliability.md §3.4). */
         final_dirfd = suc_body_open_fanout(c, w->id, 1);
         if (final_dirfd < 0) {
             int e = errno;

@@ -2,7 +2,7 @@ import HTTPTypes
 
 /// A parsed `Cache-Control` field (RFC 9111 §5.2), request or response side.
 ///
-/// Parsing is lenient and bounded (RELIABILITY §3.6):
+/// Parsing is lenient and bounded (docs/Reliability.md §3.6):
 /// - directive names are case-insensitive; unknown directives are ignored; stray commas and
 ///   whitespace are skipped;
 /// - arguments may be tokens or quoted strings (`max-age="60"` is accepted: RFC 9111 §5.2
@@ -18,7 +18,7 @@ import HTTPTypes
 ///   ``maximumBytes`` bytes stop the parse and set ``isMalformed``: the response is then treated as
 ///   stale, and the storage decision refuses it (a swallowed `no-store` could hide behind the quote).
 public struct CacheControl: Sendable, Hashable {
-    /// The number of directives parsed at most (RELIABILITY §3.6: huge lists are bounded).
+    /// The number of directives parsed at most (docs/Reliability.md §3.6: huge lists are bounded).
     public static let maximumDirectives = 256
     /// The number of bytes of the combined field value parsed at most.
     public static let maximumBytes = 16 * 1024
@@ -70,7 +70,7 @@ public struct CacheControl: Sendable, Hashable {
     /// True when a freshness directive (`max-age`, `s-maxage`) was invalid or repeated with a
     /// different value: the response must be treated as stale (RFC 9111 §4.2.1).
     public var hasInvalidFreshness = false
-    /// True when parsing stopped early: unbalanced quote or size limits (RELIABILITY §3.6).
+    /// True when parsing stopped early: unbalanced quote or size limits (docs/Reliability.md §3.6).
     public var isMalformed = false
 
     /// Creates an empty value (no directive).
@@ -114,7 +114,7 @@ public struct CacheControl: Sendable, Hashable {
     }
 
     /// True when the response must be treated as stale whatever its directives say
-    /// (RFC 9111 §4.2.1 invalid freshness, RELIABILITY §3.6 malformed field).
+    /// (RFC 9111 §4.2.1 invalid freshness, docs/Reliability.md §3.6 malformed field).
     public var forcesStale: Bool { hasInvalidFreshness || isMalformed }
 
     private static func combinedBytes(_ lines: [String]) -> [UInt8] {
@@ -132,7 +132,7 @@ public struct CacheControl: Sendable, Hashable {
     private mutating func parse(_ input: [UInt8]) {
         var bytes = input
         if bytes.count > Self.maximumBytes {
-            // RELIABILITY §3.6: huge lists are bounded; what is past the limit is not read.
+            // docs/Reliability.md §3.6: huge lists are bounded; what is past the limit is not read.
             bytes = Array(bytes[..<Self.maximumBytes])
             isMalformed = true
         }
@@ -185,7 +185,7 @@ public struct CacheControl: Sendable, Hashable {
                         }
                     }
                     guard closed else {
-                        // RELIABILITY §3.6: unbalanced quote → stop parsing, treat as stale.
+                        // docs/Reliability.md §3.6: unbalanced quote → stop parsing, treat as stale.
                         isMalformed = true
                         return
                     }

@@ -1,6 +1,6 @@
 import HTTPTypes
 
-/// The primary key of a stored response (RELIABILITY §3.2): format version, partition, method
+/// The primary key of a stored response (docs/Reliability.md §3.2): format version, partition, method
 /// and normalised URL, encoded injectively.
 public struct CacheKey: Sendable, Hashable {
     /// The version of ``encoded``'s layout; a change gives every key a new encoding.

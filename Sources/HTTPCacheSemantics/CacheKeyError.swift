@@ -1,4 +1,4 @@
-/// Why a URL, method or partition cannot form a cache key (RELIABILITY §3.2, §3.6): such a
+/// Why a URL, method or partition cannot form a cache key (docs/Reliability.md §3.2, §3.6): such a
 /// request is simply not cacheable.
 public enum CacheKeyError: Error, Sendable, Hashable {
     /// The URL is longer than ``NormalizedURL/maximumBytes``.
@@ -24,7 +24,7 @@ public enum CacheKeyError: Error, Sendable, Hashable {
     case invalidPort
     /// A `%` not followed by two hex digits, at this byte offset.
     case invalidPercentEscape(offset: Int)
-    /// The method is not GET or HEAD (RELIABILITY §3.2).
+    /// The method is not GET or HEAD (docs/Reliability.md §3.2).
     case methodNotCacheable
     /// The partition is longer than ``CacheKey/maximumPartitionBytes``.
     case partitionTooLong(bytes: Int)

@@ -2,7 +2,7 @@ import HTTPTypes
 
 /// The knobs of the RFC 9111 policy: cache mode, cookie handling, heuristics and limits.
 ///
-/// The defaults describe a *shared* cache (RELIABILITY §3.1): `s-maxage` applies, `private`
+/// The defaults describe a *shared* cache (docs/Reliability.md §3.1): `s-maxage` applies, `private`
 /// responses are not stored, the Authorization rule of RFC 9111 §3.5 applies, and responses with
 /// `Set-Cookie` or to requests with `Cookie` are not stored.
 public struct CachePolicyConfiguration: Sendable, Hashable {
@@ -18,7 +18,7 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
     public var mode: Mode
     /// Store responses carrying `Set-Cookie` in shared mode (RFC 9111 §7.3; default false).
     public var allowSetCookie: Bool
-    /// Store responses to requests carrying `Cookie` in shared mode (RELIABILITY §3.3; default false).
+    /// Store responses to requests carrying `Cookie` in shared mode (docs/Reliability.md §3.3; default false).
     public var allowRequestCookie: Bool
     /// Heuristic freshness as a percentage of (Date − Last-Modified) (RFC 9111 §4.2.2; default 10).
     public var heuristicPercent: Int
@@ -30,7 +30,7 @@ public struct CachePolicyConfiguration: Sendable, Hashable {
     public var storeServerErrors: Bool
     /// Methods whose responses may be stored (RFC 9111 §3; default GET and HEAD).
     public var cacheableMethods: Set<HTTPRequest.Method>
-    /// Header size limits (RELIABILITY §3.5).
+    /// Header size limits (docs/Reliability.md §3.5).
     public var limits: HeaderLimits
     /// The targeted cache-control fields this cache obeys, in order (RFC 9213 §2.1), e.g.
     /// `CDN-Cache-Control` for a cache in front of an origin. The first one present with a valid

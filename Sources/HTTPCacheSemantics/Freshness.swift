@@ -26,7 +26,7 @@ public struct Freshness: Sendable, Hashable {
         case heuristic
         /// No explicit or heuristic freshness: lifetime 0.
         case none
-        /// `Cache-Control` was malformed: treated as stale (RELIABILITY §3.6).
+        /// `Cache-Control` was malformed: treated as stale (docs/Reliability.md §3.6).
         case invalid
     }
 
@@ -88,7 +88,7 @@ public struct Freshness: Sendable, Hashable {
         // RFC 9213 §2.1: a targeted field in effect replaces Cache-Control and Expires.
         let targeted = TargetedCacheControl.directives(in: headerFields, targets: configuration.targetedFields)
         let cacheControl = targeted ?? CacheControl(responseFields: headerFields)
-        // RELIABILITY §3.6: an unbalanced quote or an oversized list → stale.
+        // docs/Reliability.md §3.6: an unbalanced quote or an oversized list → stale.
         if cacheControl.isMalformed { return (0, .invalid) }
         // RFC 9111 §4.2.1 / §5.2.2.10: s-maxage overrides max-age and Expires in a shared cache.
         if configuration.isShared, let sharedMaxAge = cacheControl.sharedMaxAge {

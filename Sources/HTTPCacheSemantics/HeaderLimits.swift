@@ -1,4 +1,4 @@
-/// Bounds on a response head before it may be stored (RELIABILITY §3.5).
+/// Bounds on a response head before it may be stored (docs/Reliability.md §3.5).
 public struct HeaderLimits: Sendable, Hashable {
     /// Maximum number of field lines (default 256).
     public var maximumFieldCount: Int

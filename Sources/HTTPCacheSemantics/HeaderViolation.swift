@@ -1,6 +1,6 @@
 import HTTPTypes
 
-/// Why a response head may not be stored as received (RELIABILITY §3.2 and §3.5).
+/// Why a response head may not be stored as received (docs/Reliability.md §3.2 and §3.5).
 public enum HeaderViolation: Sendable, Hashable {
     /// More field lines than ``HeaderLimits/maximumFieldCount``.
     case tooManyFields(count: Int)
@@ -11,7 +11,7 @@ public enum HeaderViolation: Sendable, Hashable {
     /// A field name that is not an RFC 9110 §5.1 token (empty, space, colon, control byte…).
     case invalidFieldName(String)
     /// A field value containing CR, LF, NUL or another control byte (RFC 9110 §5.5; header
-    /// injection or obs-fold at replay time, RELIABILITY §3.2).
+    /// injection or obs-fold at replay time, docs/Reliability.md §3.2).
     case invalidFieldValue(name: String)
 
     /// Checks raw field lines as received, before they are turned into `HTTPFields` (which
@@ -43,7 +43,7 @@ public enum HeaderViolation: Sendable, Hashable {
         return nil
     }
 
-    /// Checks the size limits of fields already in `HTTPFields` form (RELIABILITY §3.5).
+    /// Checks the size limits of fields already in `HTTPFields` form (docs/Reliability.md §3.5).
     ///
     /// - Parameters:
     ///   - fields: The header fields.

@@ -7,7 +7,7 @@ private let allowedPathBytes: Set<UInt8> = Set(
     Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?".utf8)
 )
 
-/// An absolute http(s) URL normalised for use in a cache key (RELIABILITY §3.2, T11).
+/// An absolute http(s) URL normalised for use in a cache key (docs/Reliability.md §3.2, T11).
 ///
 /// Normalisation is deliberately minimal, so that two URLs get one key only when every origin
 /// treats them alike: scheme and host lowercased, default port elided, empty path → `/`,
@@ -16,7 +16,7 @@ private let allowedPathBytes: Set<UInt8> = Set(
 /// resolved; keeping them only costs a duplicate entry, never a wrong one). Non-ASCII hosts (IDN)
 /// are rejected: callers pass the punycode (`xn--`) form.
 public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
-    /// The longest URL accepted, in bytes (RELIABILITY §3.5).
+    /// The longest URL accepted, in bytes (docs/Reliability.md §3.5).
     public static let maximumBytes = 8 * 1024
     /// The longest host accepted, in bytes.
     public static let maximumHostBytes = 255
@@ -38,7 +38,7 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) throws(CacheKeyError) {
         let bytes = Array(text.utf8)
         guard bytes.count <= Self.maximumBytes else { throw .urlTooLong(bytes: bytes.count) }
-        // RELIABILITY §3.6: NUL, CR, LF, space and other control bytes are never keyed.
+        // docs/Reliability.md §3.6: NUL, CR, LF, space and other control bytes are never keyed.
         if let bad = bytes.firstIndex(where: { $0 <= 0x20 || $0 == 0x7F }) { throw .invalidCharacter(offset: bad) }
 
         // RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), case-insensitive.

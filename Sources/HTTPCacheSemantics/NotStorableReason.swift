@@ -19,9 +19,9 @@ public enum NotStorableReason: Sendable, Hashable {
     /// `Authorization` on the request without `public`, `s-maxage` or `must-revalidate` in a
     /// shared cache (RFC 9111 §3.5).
     case authorizationWithoutPermission
-    /// `Set-Cookie` in a shared cache (RFC 9111 §7.3, RELIABILITY §3.1).
+    /// `Set-Cookie` in a shared cache (RFC 9111 §7.3, docs/Reliability.md §3.1).
     case setCookieInSharedCache
-    /// `Cookie` on the request in a shared cache (RELIABILITY §3.3).
+    /// `Cookie` on the request in a shared cache (docs/Reliability.md §3.3).
     case requestCookieInSharedCache
     /// A 5xx response while ``CachePolicyConfiguration/storeServerErrors`` is false (RFC 9111 §7.1).
     case serverError
@@ -31,16 +31,16 @@ public enum NotStorableReason: Sendable, Hashable {
     /// Neither explicit freshness, `public`, nor a heuristically cacheable status (RFC 9111 §3).
     case noExplicitFreshnessOrHeuristicStatus
     /// Storable in principle, but nothing makes it reusable: no explicit freshness, no
-    /// heuristic freshness and no validator (RELIABILITY §3.3, cache deception).
+    /// heuristic freshness and no validator (docs/Reliability.md §3.3, cache deception).
     case notReusable
     /// `Vary: *`: it would never match (RFC 9111 §4.1), so it is not stored.
     case varyWildcard
-    /// `Vary` lists more names than the limit, or an invalid name (RELIABILITY §3.5).
+    /// `Vary` lists more names than the limit, or an invalid name (docs/Reliability.md §3.5).
     case invalidOrOversizedVary
     /// `Cache-Control` was malformed (unbalanced quote or oversized): a hidden `no-store` or
-    /// `private` cannot be ruled out (RELIABILITY §3.6).
+    /// `private` cannot be ruled out (docs/Reliability.md §3.6).
     case malformedCacheControl
-    /// The header block breaks a limit or contains forbidden bytes (RELIABILITY §3.2, §3.5).
+    /// The header block breaks a limit or contains forbidden bytes (docs/Reliability.md §3.2, §3.5).
     case invalidHeaders(HeaderViolation)
 }
 

@@ -92,7 +92,7 @@ public enum StorageDecision: Sendable, Hashable {
         // RFC 9111 §5.2.2.3: must-understand limits storage to caches that understand the status.
         let understood = understoodStatusCodes.contains(code)
         if responseCC.mustUnderstand && !understood { return .notStorable(.mustUnderstandUnknownStatus) }
-        // RELIABILITY §3.6: a malformed Cache-Control may hide no-store or private.
+        // docs/Reliability.md §3.6: a malformed Cache-Control may hide no-store or private.
         if responseCC.isMalformed || requestCC.isMalformed { return .notStorable(.malformedCacheControl) }
         // RFC 9111 §5.2.1.5: request no-store.
         if requestCC.noStore { return .notStorable(.requestNoStore) }
@@ -109,19 +109,19 @@ public enum StorageDecision: Sendable, Hashable {
         {
             return .notStorable(.authorizationWithoutPermission)
         }
-        // RFC 9111 §7.3 + RELIABILITY §3.1: Set-Cookie would hand one user's session to another.
+        // RFC 9111 §7.3 + docs/Reliability.md §3.1: Set-Cookie would hand one user's session to another.
         if shared && !configuration.allowSetCookie && fields.contains(.setCookie) {
             return .notStorable(.setCookieInSharedCache)
         }
-        // RELIABILITY §3.3: a request with Cookie may get a personalised answer.
+        // docs/Reliability.md §3.3: a request with Cookie may get a personalised answer.
         if shared && !configuration.allowRequestCookie && request.headerFields.contains(.cookie) {
             return .notStorable(.requestCookieInSharedCache)
         }
-        // RELIABILITY §3.2 / §3.5: header limits and forbidden bytes.
+        // docs/Reliability.md §3.2 / §3.5: header limits and forbidden bytes.
         if let violation = HeaderViolation.check(fields: fields, limits: configuration.limits) {
             return .notStorable(.invalidHeaders(violation))
         }
-        // RFC 9111 §4.1: Vary: * never matches, so it is not worth storing; RELIABILITY §3.5 limit.
+        // RFC 9111 §4.1: Vary: * never matches, so it is not worth storing; docs/Reliability.md §3.5 limit.
         let vary = VaryFields(responseFields: fields)
         if vary.isWildcard { return .notStorable(.varyWildcard) }
         if vary.hasInvalidName || vary.names.count > configuration.limits.maximumVaryNames {
@@ -147,7 +147,7 @@ public enum StorageDecision: Sendable, Hashable {
         let permitted = explicit || responseCC.isPublic || (!shared && responseCC.isPrivate)
             || Freshness.heuristicallyCacheableStatusCodes.contains(code)
         guard permitted else { return .notStorable(.noExplicitFreshnessOrHeuristicStatus) }
-        // RELIABILITY §3.3: without explicit freshness, only a heuristic lifetime or a validator
+        // docs/Reliability.md §3.3: without explicit freshness, only a heuristic lifetime or a validator
         // makes the entry reusable; otherwise storing only serves cache deception.
         let hasValidator = fields[.eTag].flatMap { EntityTag($0) } != nil || fields.contains(.lastModified)
         if !explicit && lifetime.seconds == 0 && !hasValidator { return .notStorable(.notReusable) }

@@ -25,7 +25,7 @@ private let unorderedListFields: Set<String> = ["accept-encoding"]
 /// key.
 ///
 /// A field absent from the request is recorded as absent, which matches only another absent
-/// field (RELIABILITY §3.6); an empty field is present with the value "".
+/// field (docs/Reliability.md §3.6); an empty field is present with the value "".
 public struct VaryKey: Sendable, Hashable {
     /// One selecting field and its normalised value (nil when absent from the request).
     public struct Entry: Sendable, Hashable {

@@ -91,8 +91,8 @@ extension SharedCache {
 
     /// Whether a memory item may be served: memory-only items always; others only while the
     /// index still holds the very version they mirror (one read, no body I/O). This is what
-    /// keeps the tier coherent with every other process's stores and removes (DESIGN
-    /// invariant 3).
+    /// keeps the tier coherent with every other process's stores and removes
+    /// (docs/Design.md invariant 3).
     private func isCurrent(_ item: MemoryTier.Item, at memoryKey: MemoryKey) -> Bool {
         guard let version = item.version else { return true }
         guard let store else { return false }
@@ -154,7 +154,7 @@ extension SharedCache {
         return CacheEntry(head: head, body: Data(body), userInfo: record.userInfo, storedAt: record.storedAt, inMemoryOnly: false)
     }
 
-    /// Bad cached data is a miss plus a purge, logged (STYLE rule 20).
+    /// Bad cached data is a miss plus a purge, logged (docs/Style.md rule 20).
     func purgeCorrupt(_ record: StoredRecord, why: String) {
         counters.corruptEntries.add(1, ordering: .relaxed)
         logger.error("corrupt cache entry purged", metadata: ["reason": "\(why)", "version": "\(record.version)"])

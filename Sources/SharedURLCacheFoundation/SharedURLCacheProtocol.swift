@@ -16,7 +16,7 @@ import SharedURLCache
 /// ```
 ///
 /// Why a protocol and not `configuration.urlCache`: on Linux the built-in HTTP protocol never
-/// stores anything in a URLCache and ignores most cache policies (DESIGN, "URLSession on Linux").
+/// stores anything in a URLCache and ignores most cache policies (docs/Design.md, URLSession on Linux).
 /// The flow is process-wide (URLSession instantiates protocol classes itself, with no way to
 /// hand them an instance), set by ``URLSessionConfiguration/useSharedURLCache(_:configuration:)``.
 public final class SharedURLCacheProtocol: URLProtocol {

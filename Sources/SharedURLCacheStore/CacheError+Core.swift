@@ -1,6 +1,6 @@
 import CSharedURLCache
 
-// The one place C result codes become CacheError (STYLE rule 19).
+// The one place C result codes become CacheError (docs/Style.md rule 19).
 extension CacheError.Code {
     init(core rc: Int32) {
         switch rc {

@@ -386,7 +386,7 @@ extension CacheStore {
     }
 }
 
-/// Fault injection for tests (RELIABILITY T14): the operations the C core can be made to fail.
+/// Fault injection for tests (docs/Reliability.md T14): the operations the C core can be made to fail.
 public enum InjectedFault: Int32, CaseIterable, Sendable {
     case open = 0, write, fsync, rename, unlink, fstat, read, malloc, inflate, commit
     /// The index rewrite's steps: call 1 after the copy, 2 after publishing, 3 after switching.

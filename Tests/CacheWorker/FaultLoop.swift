@@ -1,7 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 
-/// RELIABILITY T14, SQLite style: for each operation and each injectable failure, fail call
+/// docs/Reliability.md T14, SQLite style: for each operation and each injectable failure, fail call
 /// N = 1, 2, … until the operation completes without reaching call N, transient and persistent.
 /// After every case: a typed error or success, no half-visible entry, no leaked descriptor, and
 /// the next operation (faults cleared) succeeds with nothing stored lost.

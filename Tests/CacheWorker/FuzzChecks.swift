@@ -3,7 +3,7 @@ import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
 
-/// One check per fuzz target (RELIABILITY T12). The libFuzzer targets in Fuzz/ compile this very
+/// One check per fuzz target (docs/Reliability.md T12). The libFuzzer targets in Fuzz/ compile this very
 /// file (a symlink), and `CacheWorker fuzz-replay DIR` runs the committed Fuzz/FailCases through
 /// it, so a crash found once stays a unit test. A check returns normally or traps.
 ///

@@ -2,7 +2,7 @@ import TestRandom
 import Foundation
 import SharedURLCacheStore
 
-/// Worker commands of the reliability suite (RELIABILITY T3, T5, T6, T7, T8, T17). Each runs in
+/// Worker commands of the reliability suite (docs/Reliability.md T3, T5, T6, T7, T8, T17). Each runs in
 /// its own process; the supervisor (Tests/ReliabilityTests, tools/soak) owns kills and checks.
 ///
 ///   rel-crashwriter DIR SEED ID KEYS POINT   ACKed stores, then dies inside a store at POINT

@@ -13,7 +13,7 @@ import SharedURLCacheStore
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
 ///   CacheWorker api-get|api-version|api-remove|api-remove-all|api-put DIR …   see APIWorker.swift
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
-///   CacheWorker faults DIR                               the fault-injection loop (RELIABILITY T14)
+///   CacheWorker faults DIR                               the fault-injection loop (docs/Reliability.md T14)
 ///   CacheWorker rel-* DIR …                              reliability commands, see ReliabilityWorker.swift
 ///   CacheWorker fuzz-replay FAILCASES                    replays Fuzz/FailCases through FuzzChecks.swift
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 3 invariant violated, 4 miss (get).

@@ -45,9 +45,9 @@ struct CacheControlTests {
               expected: cc { $0.maxAge = 5 }),
         .init(name: "cc-stray-commas", section: "§5.6.1 (RFC 9110)", input: " , ,max-age=5,, ,public,",
               expected: cc { $0.maxAge = 5; $0.isPublic = true }),
-        .init(name: "cc-unbalanced-quote-stops", section: "RELIABILITY §3.6", input: "max-age=5, private=\"x, no-store",
+        .init(name: "cc-unbalanced-quote-stops", section: "docs/Reliability.md §3.6", input: "max-age=5, private=\"x, no-store",
               expected: cc { $0.maxAge = 5; $0.isMalformed = true }),
-        .init(name: "cc-quote-in-name-malformed", section: "RELIABILITY §3.6", input: "public, \"private",
+        .init(name: "cc-quote-in-name-malformed", section: "docs/Reliability.md §3.6", input: "public, \"private",
               expected: cc { $0.isPublic = true; $0.isMalformed = true }),
         .init(name: "cc-qualified-no-cache", section: "§5.2.2.4", input: "no-cache=\"Set-Cookie, X-Foo\"",
               expected: cc { $0.noCache = true; $0.noCacheFieldNames = ["set-cookie", "x-foo"] }),
@@ -86,7 +86,7 @@ struct CacheControlTests {
         .init(name: "cc-quoted-escape", section: "§5.6.4 (RFC 9110)", input: "private=\"a\\\"b\"",
               expected: cc { $0.isPrivate = true; $0.privateFieldNames = ["a\"b"] }),
         .init(name: "cc-empty", section: "§5.2", input: "", expected: cc()),
-        .init(name: "cc-junk-after-value-skipped", section: "RELIABILITY §3.6", input: "max-age=60 junk, public",
+        .init(name: "cc-junk-after-value-skipped", section: "docs/Reliability.md §3.6", input: "max-age=60 junk, public",
               expected: cc { $0.maxAge = 60; $0.isPublic = true }),
     ]
 
@@ -95,7 +95,7 @@ struct CacheControlTests {
         #expect(CacheControl(testCase.input) == testCase.expected)
     }
 
-    @Test("cc-10000-directives-bounded [RELIABILITY §3.6]")
+    @Test("cc-10000-directives-bounded [docs/Reliability.md §3.6]")
     func hugeListIsBounded() {
         let input = Array(repeating: "foo", count: 10_000).joined(separator: ", ") + ", no-store"
         let parsed = CacheControl(input)
@@ -103,7 +103,7 @@ struct CacheControlTests {
         #expect(parsed.forcesStale)
     }
 
-    @Test("cc-16KiB-bounded [RELIABILITY §3.6]")
+    @Test("cc-16KiB-bounded [docs/Reliability.md §3.6]")
     func hugeValueIsBounded() {
         let parsed = CacheControl("max-age=5, x=" + String(repeating: "a", count: 20_000))
         #expect(parsed.isMalformed)

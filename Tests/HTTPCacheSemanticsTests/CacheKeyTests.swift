@@ -7,11 +7,11 @@ struct KeyRejectionCase: Sendable, CustomTestStringConvertible {
     let name: String
     let url: String
     let expected: CacheKeyError
-    var testDescription: String { "\(name) [RELIABILITY §3.6]" }
+    var testDescription: String { "\(name) [docs/Reliability.md §3.6]" }
 }
 
 
-@Suite("Cache key (RELIABILITY §3.2, T11)")
+@Suite("Cache key (docs/Reliability.md §3.2, T11)")
 struct CacheKeyTests {
     static let rejections: [KeyRejectionCase] = [
         .init(name: "key-no-scheme", url: "example.com/a", expected: .missingScheme),
@@ -49,7 +49,7 @@ struct CacheKeyTests {
         #expect(throws: testCase.expected) { try CacheKey(partition: "p", method: .get, url: testCase.url) }
     }
 
-    @Test("key-method-get-head-only [RELIABILITY §3.2]")
+    @Test("key-method-get-head-only [docs/Reliability.md §3.2]")
     func methods() throws {
         #expect(throws: CacheKeyError.methodNotCacheable) { try CacheKey(partition: "p", method: .post, url: "https://a/") }
         _ = try CacheKey(partition: "p", method: .head, url: "https://a/")
@@ -72,7 +72,7 @@ struct CacheKeyTests {
         ("hTTpS://WWW.Example.Com:443/Path?Query#x", "https://www.example.com/Path?Query"),
     ]
 
-    @Test("key-equivalent-urls-equal [RELIABILITY §3.2, T11]", arguments: equivalent)
+    @Test("key-equivalent-urls-equal [docs/Reliability.md §3.2, T11]", arguments: equivalent)
     func equivalentKeysEqual(_ left: String, _ right: String) throws {
         let a = try CacheKey(partition: "p", method: .get, url: left)
         let b = try CacheKey(partition: "p", method: .get, url: right)
@@ -95,14 +95,14 @@ struct CacheKeyTests {
         ("https://example.com/?v=1", "https://example.com/?v=2"),
     ]
 
-    @Test("key-distinct-urls-differ [RELIABILITY §3.2, T11]", arguments: distinct)
+    @Test("key-distinct-urls-differ [docs/Reliability.md §3.2, T11]", arguments: distinct)
     func distinctKeysDiffer(_ left: String, _ right: String) throws {
         let a = try CacheKey(partition: "p", method: .get, url: left)
         let b = try CacheKey(partition: "p", method: .get, url: right)
         #expect(a.encoded != b.encoded)
     }
 
-    @Test("key-partition-and-method-in-key [RELIABILITY §3.2, §7.2]")
+    @Test("key-partition-and-method-in-key [docs/Reliability.md §3.2, §7.2]")
     func partitionAndMethod() throws {
         let url = "https://example.com/x"
         #expect(try CacheKey(partition: "a", method: .get, url: url).encoded != CacheKey(partition: "b", method: .get, url: url).encoded)
@@ -110,7 +110,7 @@ struct CacheKeyTests {
         #expect(try CacheKey(partition: "", method: .get, url: url).encoded != CacheKey(partition: " ", method: .get, url: url).encoded)
     }
 
-    @Test("key-naive-concatenation-collisions-distinct [RELIABILITY §3.2, apisix#13831]")
+    @Test("key-naive-concatenation-collisions-distinct [docs/Reliability.md §3.2, apisix#13831]")
     func naiveCollisions() throws {
         // Given pairs whose partition + host + path concatenate to the same string
         var checked = 0
@@ -134,7 +134,7 @@ struct CacheKeyTests {
         #expect(checked == 16)
     }
 
-    @Test("key-10000-hostile-urls [RELIABILITY T11]")
+    @Test("key-10000-hostile-urls [docs/Reliability.md T11]")
     func hostileURLs() {
         // Given a seeded generator (seed printed on failure through the message)
         let seed: UInt64 = 0x5EED_CAFE

@@ -27,12 +27,12 @@ struct HTTPDateTests {
         .init(name: "date-rfc850-year-over-50-years-is-past-century", section: "RFC 9110 §5.6.7",
               input: "Monday, 01-Jan-80 00:00:00 GMT", expected: 315_532_800),
         .init(name: "date-epoch", section: "RFC 9110 §5.6.7", input: "Thu, 01 Jan 1970 00:00:00 GMT", expected: 0),
-        .init(name: "date-before-1970", section: "RELIABILITY §3.6", input: "Mon, 01 Jan 1900 00:00:00 GMT",
+        .init(name: "date-before-1970", section: "docs/Reliability.md §3.6", input: "Mon, 01 Jan 1900 00:00:00 GMT",
               expected: -2_208_988_800),
-        .init(name: "date-year-9999", section: "RELIABILITY §3.6", input: "Fri, 31 Dec 9999 23:59:59 GMT",
+        .init(name: "date-year-9999", section: "docs/Reliability.md §3.6", input: "Fri, 31 Dec 9999 23:59:59 GMT",
               expected: 253_402_300_799),
-        .init(name: "date-after-9999-invalid", section: "RELIABILITY §3.6", input: "Sat, 01 Jan 10000 00:00:00 GMT", expected: nil),
-        .init(name: "date-year-0000-invalid", section: "RELIABILITY §3.6", input: "Sun, 06 Nov 0000 08:49:37 GMT", expected: nil),
+        .init(name: "date-after-9999-invalid", section: "docs/Reliability.md §3.6", input: "Sat, 01 Jan 10000 00:00:00 GMT", expected: nil),
+        .init(name: "date-year-0000-invalid", section: "docs/Reliability.md §3.6", input: "Sun, 06 Nov 0000 08:49:37 GMT", expected: nil),
         .init(name: "date-leap-day", section: "RFC 9110 §5.6.7", input: "Thu, 29 Feb 2024 12:00:00 GMT", expected: 1_709_208_000),
         .init(name: "date-feb-29-non-leap-invalid", section: "RFC 9110 §5.6.7", input: "Wed, 29 Feb 2023 12:00:00 GMT", expected: nil),
         .init(name: "date-leap-second-accepted", section: "RFC 9110 §5.6.7", input: "Sat, 31 Dec 2016 23:59:60 GMT",
@@ -79,7 +79,7 @@ struct HTTPDateTests {
         }
     }
 
-    @Test("date-non-finite-no-trap [RELIABILITY §3.6]")
+    @Test("date-non-finite-no-trap [docs/Reliability.md §3.6]")
     func clampsNonFinite() {
         #expect(HTTPDate(Date(timeIntervalSince1970: .infinity)).secondsSince1970 > 0)
         #expect(HTTPDate(Date(timeIntervalSince1970: -.infinity)).secondsSince1970 < 0)

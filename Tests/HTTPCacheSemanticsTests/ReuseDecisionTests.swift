@@ -167,7 +167,7 @@ struct ReuseDecisionTests {
               expected: "revalidate:stale"),
         .init(name: "reuse-future-date-not-negative", section: "§4.2.3",
               stored: [("Cache-Control", "max-age=60"), ("Date", httpDate(10_000))], now: 5, expected: "fresh:5"),
-        .init(name: "reuse-clock-backwards-age-zero", section: "RELIABILITY T18", stored: maxAge60, now: -3600, expected: "fresh:0"),
+        .init(name: "reuse-clock-backwards-age-zero", section: "docs/Reliability.md T18", stored: maxAge60, now: -3600, expected: "fresh:0"),
         .init(name: "reuse-invalid-max-age-stale", section: "§4.2.1", stored: [("Cache-Control", "max-age=1.5"), ("ETag", "\"a\"")],
               now: 0, expected: "revalidate:stale"),
         .init(name: "reuse-duplicate-conflicting-max-age-stale", section: "§4.2.1",

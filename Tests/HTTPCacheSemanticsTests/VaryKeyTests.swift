@@ -92,7 +92,7 @@ struct VaryKeyTests {
         }
     }
 
-    @Test("vary-encoding-injective [RELIABILITY §3.2]")
+    @Test("vary-encoding-injective [docs/Reliability.md §3.2]")
     func encodingIsInjective() {
         let vary = VaryFields(responseFields: fields([("Vary", "X-A, X-B")]))
         let pairs: [([(String, String)], [(String, String)])] = [

@@ -138,7 +138,7 @@ import Synchronization
 
 typealias SeededRandom = SplitMix64
 
-/// RELIABILITY T14 in its own process (the fault table is process-wide).
+/// docs/Reliability.md T14 in its own process (the fault table is process-wide).
 @Suite(.timeLimit(.minutes(5)))
 struct FaultInjectionTests {
     @Test("every operation under every injected failure: typed error, no half-visible entry, no leak")

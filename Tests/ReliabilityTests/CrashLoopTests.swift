@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 extension Reliability {
-    /// RELIABILITY T3: the kill -9 loop with kill points inside `store`, the compactor joining in
+    /// docs/Reliability.md T3: the kill -9 loop with kill points inside `store`, the compactor joining in
     /// the second half, then stale reader slots and orphans.
     @Suite struct CrashLoop {
         static let rounds = Int(ProcessInfo.processInfo.environment["SUC_ROUNDS"] ?? "") ?? (soak ? 1000 : 50)

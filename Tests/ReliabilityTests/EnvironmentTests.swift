@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 extension Reliability {
-    /// RELIABILITY T5 (disk full) and T9 (two users in one group).
+    /// docs/Reliability.md T5 (disk full) and T9 (two users in one group).
     @Suite struct Environment {
         @Test("T5 disk full on a 16 MiB tmpfs: .diskFull for bodies and for the index commit, nothing lost, stores resume")
         func diskFull() throws {

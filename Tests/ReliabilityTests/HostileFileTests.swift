@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 extension Reliability {
-    /// RELIABILITY T10: what the existing corruption tests do not plant (symlinked fan-out and
+    /// docs/Reliability.md T10: what the existing corruption tests do not plant (symlinked fan-out and
     /// temp directories, hard links to outside files, device nodes). Never followed, never
     /// written outside the root, tampered bodies are a miss.
     @Suite struct HostileFiles {

@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 extension Reliability {
-    /// RELIABILITY T17 (bounded memory for a huge streamed body) and T18 (format versions).
+    /// docs/Reliability.md T17 (bounded memory for a huge streamed body) and T18 (format versions).
     /// The semantics halves live in HTTPCacheSemanticsTests: header-10000-lines-rejected, the
     /// 10,000-name Vary in VaryKeyTests, age-clock-jumped-back-never-negative,
     /// age-date-in-future-never-negative and reuse-clock-backwards-age-zero.
@@ -98,7 +98,7 @@ extension Reliability {
         }
     }
 
-    /// RELIABILITY T12: every committed fuzz failure stays a unit test.
+    /// docs/Reliability.md T12: every committed fuzz failure stays a unit test.
     @Suite struct FuzzFailCases {
         @Test("Fuzz/FailCases replay through the fuzz checks without a crash")
         func replay() throws {

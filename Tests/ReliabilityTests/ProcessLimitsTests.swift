@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 extension Reliability {
-    /// RELIABILITY T2 (open storm), T6 (map growth and cap), T7 (reader slots, tasks).
+    /// docs/Reliability.md T2 (open storm), T6 (map growth and cap), T7 (reader slots, tasks).
     @Suite struct ProcessLimits {
         @Test("T2 open storm: 16 processes open, use and close the directory 50 times each")
         func openStorm() throws {

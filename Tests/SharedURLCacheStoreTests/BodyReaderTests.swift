@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 /// Streaming a stored body with `BodyReader`: the same bytes as a whole read, in any chunking;
-/// a damaged body never ends normally and its entry is purged (RELIABILITY §3.4, T10).
+/// a damaged body never ends normally and its entry is purged (docs/Reliability.md §3.4, T10).
 @Suite(.timeLimit(.minutes(5)))
 struct BodyReaderTests {
     enum Storage: String, CaseIterable, Sendable {

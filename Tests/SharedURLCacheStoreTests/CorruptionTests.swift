@@ -3,7 +3,7 @@ import SharedURLCacheStore
 import Testing
 
 /// Every byte in the directory may be damaged or hostile: a damaged entry is a miss and is
-/// purged, and every other entry stays intact (OkHttp CacheCorruptionTest, RELIABILITY T10).
+/// purged, and every other entry stays intact (OkHttp CacheCorruptionTest, docs/Reliability.md T10).
 @Suite(.timeLimit(.minutes(5)))
 struct CorruptionTests {
     enum Damage: String, CaseIterable, Sendable {

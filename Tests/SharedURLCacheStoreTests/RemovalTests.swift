@@ -48,7 +48,7 @@ struct RemovalTests {
         #expect(try store.record(for: bytes("k1")) == nil)
     }
 
-    /// Counters must equal the sum over the entries after a long random sequence (STYLE 32).
+    /// Counters must equal the sum over the entries after a long random sequence (docs/Style.md rule 32).
     @Test("counters equal the model after 10,000 random operations")
     func modelBased() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["SUC_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)

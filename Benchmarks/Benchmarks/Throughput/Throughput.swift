@@ -7,7 +7,7 @@ import HTTPCacheSemantics
 import SharedURLCache
 import SharedURLCacheStore
 
-// Names are `<operation>/<implementation>/<size>` (STYLE rule 40), so one run prints them side
+// Names are `<operation>/<implementation>/<size>` (docs/Style.md rule 40), so one run prints them side
 // by side. Implementations:
 //   SharedURLCacheStore      the store core through `CacheStore` on the SharedURLCache fixture,
 //                            with the keys SharedCache computes: no Foundation objects, no HTTP

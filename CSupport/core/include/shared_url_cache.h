@@ -87,7 +87,7 @@ const char *suc_strerror(int code);
 
 /* ---- Opening a cache directory --------------------------------------------------------- */
 
-/* Durability modes (DESIGN invariant 7).
+/* Durability modes (docs/Design.md invariant 7).
  * SUC_DURABILITY_DEFAULT: a process crash loses no acknowledged store; a power loss never
  *   corrupts the index but may lose the last commits (LMDB MDB_NOMETASYNC: one fdatasync per
  *   commit, the meta page synced with the next one). Body files are not synced; a body lost to
@@ -131,7 +131,7 @@ typedef struct suc_cache suc_cache;
  * Opens (or, with opts->create, creates) the cache directory at `path`.
  *
  * Why so many checks: every file in the directory may have been written by another user of the
- * group (RELIABILITY §3.4). The root must not be a symlink (O_NOFOLLOW + lstat), must not be
+ * group (docs/Reliability.md §3.4). The root must not be a symlink (O_NOFOLLOW + lstat), must not be
  * world-writable, and must belong to the caller's user or one of its groups. A new root is
  * created 2770 (setgid, so the group is inherited) whatever the umask. A non-empty directory
  * with no index is refused (SUC_ENOTCACHE) so that a typo cannot turn /home into a cache.
@@ -177,7 +177,7 @@ int suc_writer_begin(suc_cache *cache, uint32_t flags, suc_writer **out, suc_err
 int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *err);
 
 /*
- * Publishes the body and its index record, in the order of DESIGN invariant 1: body complete
+ * Publishes the body and its index record, in the order of docs/Design.md invariant 1: body complete
  * (fsynced in durable mode) → renamed into place → one index commit that carries the body's
  * length and checksum. Replaces any previous entry with the same key and variant (its body file
  * is unlinked after the commit). The writer is consumed whatever the result.

@@ -1,7 +1,7 @@
 import FuzzChecks
 import FuzzDriver
 
-/// libFuzzer entry point (RELIABILITY T12): built with -sanitize=fuzzer by scripts/fuzz.sh.
+/// libFuzzer entry point (docs/Reliability.md T12): built with -sanitize=fuzzer by scripts/fuzz.sh.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let data = count == 0 ? [] : Array(UnsafeRawBufferPointer(start: start, count: count))

@@ -66,6 +66,7 @@ void suc_options_init(suc_options *o) {
     o->max_readers = 1024;
     o->compression_level = 1;
     o->touch_interval_ms = 60000;
+    o->relaxed_sync_interval_ms = 1000;
 }
 
 static void normalize_options(suc_options *o, const suc_options *in) {
@@ -83,6 +84,9 @@ static void normalize_options(suc_options *o, const suc_options *in) {
     if (!o->max_readers) o->max_readers = d.max_readers;
     if (o->compression_level < 1 || o->compression_level > 9) o->compression_level = d.compression_level;
     if (!o->touch_interval_ms) o->touch_interval_ms = d.touch_interval_ms;
+    if (!o->relaxed_sync_interval_ms) o->relaxed_sync_interval_ms = d.relaxed_sync_interval_ms;
+    if (o->durability != SUC_DURABILITY_DURABLE && o->durability != SUC_DURABILITY_RELAXED)
+        o->durability = SUC_DURABILITY_DEFAULT;
 }
 
 /* ---- directory checks ---------------------------------------------------------------- */
@@ -361,6 +365,8 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
             continue;
         }
         int rc = fn(c, txn, ctx, &local);
+        /* A relaxed commit is not synced: the directory says so durably first (unsynced.c). */
+        if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, &local);
         if (rc == SUC_OK) {
             if (suc_os_fault(SUC_FAULT_COMMIT)) {
                 mdb_txn_abort(txn);
@@ -511,6 +517,7 @@ static void cache_free(suc_cache *c) {
     suc_gen_unmap(c);
     suc_os_close(c->bodiesfd);
     suc_os_close(c->tmpfd);
+    suc_os_close(c->unsyncedfd);
     suc_os_close(c->rootfd);
     free(c->touches);
     free(c->root_path);
@@ -525,7 +532,7 @@ static void cache_free(suc_cache *c) {
 static suc_cache *cache_alloc(void) {
     suc_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = -1;
+    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = -1;
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     /* Map growth must not starve behind a stream of lookups. */
@@ -563,7 +570,8 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
     /* Never MDB_WRITEMAP (SIGBUS on a full disk, stray writes); MDB_NOTLS for Swift tasks that
      * hop threads; MDB_NORDAHEAD because lookups are random. */
     unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
-    if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
+    if (c->opts.durability == SUC_DURABILITY_RELAXED) flags |= MDB_NOSYNC;
+    else if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
     if ((rc = mdb_env_open(env, path, flags, 0660))) {
         mdb_env_close(env);
         return suc_fail_mdb(err, "mdb_env_open", rc);
@@ -759,7 +767,9 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
         (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
-        (rc = open_current(c, o.create, path, err)))
+        (rc = suc_unsynced_recover(c, &locked, err)) ||
+        (rc = open_current(c, o.create || c->discarded_unsynced_index, path, err)) ||
+        (rc = suc_unsynced_open(c, err)))
         goto out;
 
     c->refcount = 1;
@@ -793,6 +803,7 @@ void suc_cache_close(suc_cache *c) {
     pthread_mutex_unlock(&g_registry_mu);
     if (!last) return;
     (void)suc_cache_flush(c, NULL);
+    (void)suc_unsynced_sync(c, NULL);
     cache_free(c);
 }
 
@@ -809,6 +820,13 @@ int suc_cache_flush(suc_cache *c, suc_error *err) {
     suc_op_release(&op);
     return rc;
 }
+
+int suc_cache_sync(suc_cache *c, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    return rc ? rc : suc_unsynced_sync(c, err);
+}
+
+int suc_cache_discarded_unsynced_index(const suc_cache *c) { return c && c->discarded_unsynced_index; }
 
 void suc_cache_count_usage(suc_cache *c, uint64_t hits, uint64_t misses) {
     if (!c || c->fork_gen != g_fork_gen) return;

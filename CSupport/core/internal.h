@@ -240,9 +240,33 @@ struct suc_cache {
     int genfd;
     const volatile uint8_t *genmap;
 
+    /* relaxed durability (unsynced.c): the marker file, or -1 in the other modes; this boot's
+     * id; whether the open discarded an index left unsynced by a restart */
+    int unsyncedfd;
+    char boot_id[40];
+    int discarded_unsynced_index;
+
     /* what the last measured disk usage found beside the entries (usage.c); under pool_mu */
     uint64_t measured_overhead, measured_orphan_bytes;
 };
+
+/* ---- relaxed durability (unsynced.c) --------------------------------------------------- */
+
+#define SUC_UNSYNCED_FILE "unsynced"
+#define SUC_BOOT_ID_LEN 40
+/* Returned by a write function to end its transaction without committing (not an error). */
+#define SUC_ABORT_TXN 1
+int suc_read_boot_id(char out[SUC_BOOT_ID_LEN]);
+/* At open, before the index is opened: discards the index when the marker names another boot.
+ * Takes the root's creation lock when it must decide (sets *root_locked; the caller unlocks). */
+int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err);
+/* After the index is open: opens the marker when the handle is relaxed. */
+int suc_unsynced_open(suc_cache *c, suc_error *err);
+/* In a relaxed write transaction, before its commit: sets the marker durably (and syncs the
+ * index first once an interval has passed). */
+int suc_unsynced_before_commit(suc_cache *c, suc_error *err);
+/* Syncs the index and clears the marker, under the write lock. */
+int suc_unsynced_sync(suc_cache *c, suc_error *err);
 
 /* ---- index generations (generation.c) --------------------------------------------------- */
 

@@ -36,7 +36,11 @@ public final class CacheStore: @unchecked Sendable {
         var options = suc_options()
         suc_options_init(&options)
         options.create = configuration.createIfMissing ? 1 : 0
-        options.durability = configuration.durability == .durable ? SUC_DURABILITY_DURABLE : SUC_DURABILITY_DEFAULT
+        switch configuration.durability {
+        case .standard: options.durability = SUC_DURABILITY_DEFAULT
+        case .durable: options.durability = SUC_DURABILITY_DURABLE
+        case .relaxed: options.durability = SUC_DURABILITY_RELAXED
+        }
         options.map_size_initial = UInt64(max(configuration.initialIndexBytes, 1))
         options.map_size_max = UInt64(max(configuration.maximumIndexBytes, 1))
         options.max_body_bytes = UInt64(max(configuration.maximumBodyBytes, 1))
@@ -46,9 +50,8 @@ public final class CacheStore: @unchecked Sendable {
         options.inline_max_bytes = configuration.inlineBodyLimitBytes.map { UInt32(clamping: max($0, 1)) } ?? UInt32.max
         options.max_readers = UInt32(clamping: max(configuration.maximumReaders, 1))
         options.compression_level = Int32(min(max(configuration.compressionLevel, 1), 9))
-        let touchMillis = configuration.touchInterval.components.seconds * 1000
-            + configuration.touchInterval.components.attoseconds / 1_000_000_000_000_000
-        options.touch_interval_ms = UInt32(clamping: max(touchMillis, 1))
+        options.touch_interval_ms = UInt32(clamping: max(configuration.touchInterval.milliseconds, 1))
+        options.relaxed_sync_interval_ms = UInt32(clamping: max(configuration.relaxedSyncInterval.milliseconds, 1))
         options.hard_cap_bytes = configuration.hardCapacityBytes.map { UInt64(max($0, 1)) } ?? 0
         var detail = suc_error()
         var handle: OpaquePointer?
@@ -265,10 +268,30 @@ public final class CacheStore: @unchecked Sendable {
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
     }
 
+    /// With `.relaxed` durability: makes every store so far durable now (one sync of the index)
+    /// and clears the directory's unsynced marker. A no-op in the other modes (their stores are
+    /// synced as they commit). Closing the last handle does the same.
+    /// The corresponding C function is `suc_cache_sync`.
+    public func sync() throws(CacheError) {
+        var detail = suc_error()
+        let rc = suc_cache_sync(handle, &detail)
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+    }
+
+    /// Whether this open found that the machine had restarted while `.relaxed` stores may have
+    /// been unsynced, and so discarded the index of that time: the cache started empty (body
+    /// files of that time are swept by the next compaction).
+    /// The corresponding C function is `suc_cache_discarded_unsynced_index`.
+    public var discardedIndexAfterRestart: Bool { suc_cache_discarded_unsynced_index(handle) != 0 }
+
     static func milliseconds(_ date: Date) -> Int64 {
         let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
         return ms.isFinite ? Int64(clamping: Int64(exactly: ms.clamped(to: -9e15...9e15)) ?? 0) : 0
     }
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
 
 extension Double {

@@ -14,6 +14,14 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
         /// Every acknowledged store survives power loss: body and directory fsynced, every commit
         /// fully synced.
         case durable
+        /// A process crash loses no acknowledged store, and stores pay no `fdatasync`: the index
+        /// is synced at most ``CacheStoreConfiguration/relaxedSyncInterval`` apart and when the
+        /// last handle closes. If the machine restarts while unsynced stores may exist (power
+        /// loss, kernel crash, or a shutdown with the cache still open), the next open discards
+        /// the index instead of reading it half-written: the cache starts empty
+        /// (``CacheStore/discardedIndexAfterRestart``). For caches that can be refilled; see
+        /// docs/Formats.md, "The unsynced marker".
+        case relaxed
     }
 
     /// Create the directory and its index when missing.
@@ -44,6 +52,9 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     /// refused with `.overCapacity`. A store's own `capacityBytes` takes its place.
     /// `nil`: no cap (compaction alone holds the size).
     public var hardCapacityBytes: Int?
+    /// With `.relaxed` durability: the longest time between two syncs of the index while stores
+    /// go on (what a power loss can cost is then at most the index, detected at open).
+    public var relaxedSyncInterval = Duration.seconds(1)
 
     public init() {}
 }

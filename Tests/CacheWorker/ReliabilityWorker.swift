@@ -16,6 +16,8 @@ import SharedURLCacheStore
 ///   rel-diskfull DIR FILLER                  T5 inside a small tmpfs
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
+///   rel-relaxed-writer DIR SEED ID KEYS      `writer` with `.relaxed` durability (never closes)
+///   rel-relaxed-put DIR KEY SEQ SIZE         one `.relaxed` store, then a clean close
 /// Exit codes as in Worker.swift, plus 77 for a deliberate death at a kill point.
 enum ReliabilityWorker {
     static func run(_ args: [String]) -> Int32 {
@@ -35,6 +37,11 @@ enum ReliabilityWorker {
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
             case "rel-soak-mixed": try soakMixed(dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
+            case "rel-relaxed-writer":
+                try Worker.writer(CacheStore(directory: dir, configuration: relaxed), seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!)
+            case "rel-relaxed-put":
+                let store = try CacheStore(directory: dir, configuration: relaxed)
+                try store.store(RecordDescriptor(key: Array(args[3].utf8)), body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
             default: return say(1, "unknown command \(args[1])")
             }
         } catch {
@@ -42,6 +49,12 @@ enum ReliabilityWorker {
         }
         fflush(nil)
         return 0
+    }
+
+    static var relaxed: CacheStoreConfiguration {
+        var configuration = CacheStoreConfiguration()
+        configuration.durability = .relaxed
+        return configuration
     }
 
     @discardableResult

@@ -94,9 +94,16 @@ const char *suc_strerror(int code);
  *   power loss fails its checksum and reads as a miss.
  * SUC_DURABILITY_DURABLE: every acknowledged store survives power loss: the body file and its
  *   directory are fsynced before the index commit, and the commit is fully synced.
+ * SUC_DURABILITY_RELAXED: a process crash loses no acknowledged store; commits are not synced
+ *   (LMDB MDB_NOSYNC) but the index is synced at most relaxed_sync_interval_ms apart and when
+ *   the last handle closes. A restart of the machine while unsynced commits may exist (a power
+ *   loss, a kernel crash, or a shutdown with the cache still open) is detected at the next open
+ *   and the index is discarded, never read half-written: the cache starts empty
+ *   (docs/Formats.md, "The unsynced marker"). Opt-in; for caches that can be refilled.
  * Stores from many threads of one process are batched into one commit (group commit). */
 #define SUC_DURABILITY_DEFAULT 0
 #define SUC_DURABILITY_DURABLE 1
+#define SUC_DURABILITY_RELAXED 2
 
 typedef struct suc_options {
     int create;                   /* create the directory and index if missing */
@@ -118,6 +125,8 @@ typedef struct suc_options {
                                      would pass it first evicts least-recently-used entries in
                                      the same commit (as URLCache does at its disk capacity); only
                                      an entry larger than the cap itself fails: SUC_ECAPACITY */
+    uint32_t relaxed_sync_interval_ms; /* SUC_DURABILITY_RELAXED: longest time between index
+                                          syncs while stores go on; 0 = 1000 */
 } suc_options;
 
 #define SUC_INLINE_NEVER UINT32_MAX
@@ -147,6 +156,14 @@ void suc_cache_close(suc_cache *cache);
 /* Writes pending last-use times and usage counters (one write transaction, or none if nothing
  * is pending). Hits never write; this is where their effects reach the index. */
 int suc_cache_flush(suc_cache *cache, suc_error *err);
+
+/* SUC_DURABILITY_RELAXED: makes every commit so far durable now (one sync of the index) and
+ * clears the directory's unsynced marker; a no-op in the other modes. */
+int suc_cache_sync(suc_cache *cache, suc_error *err);
+
+/* 1 when this open found that the machine had restarted while unsynced (relaxed) commits may
+ * have existed, and discarded the index of that time (the cache started empty); else 0. */
+int suc_cache_discarded_unsynced_index(const suc_cache *cache);
 
 /* ---- Storing --------------------------------------------------------------------------- */
 

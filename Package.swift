@@ -116,12 +116,8 @@ let package = Package(
             path: "Tests/CacheWorker"
         ),
         .testTarget(
-            name: "CoreTests",
-            dependencies: ["CSharedURLCache"]
-        ),
-        .testTarget(
             name: "SharedURLCacheStoreTests",
-            dependencies: ["TestRandom", "SharedURLCacheStore"]
+            dependencies: ["TestRandom", "SharedURLCacheStore", "CSharedURLCache"]
         ),
         .testTarget(
             name: "MultiProcessTests",

@@ -62,7 +62,7 @@ void suc_options_init(suc_options *o) {
     o->max_key_bytes = 16u << 10;
     o->max_head_bytes = 256u << 10;
     o->max_user_info_bytes = 64u << 10;
-    o->inline_max_bytes = 2048;
+    o->inline_max_bytes = 8192;
     o->max_readers = 1024;
     o->compression_level = 1;
     o->touch_interval_ms = 60000;

@@ -1,5 +1,6 @@
 /*
- * error.c — result codes, suc_strerror, and the mapping from errno / LMDB codes.
+ * error.c — result codes (described once, in SUC_RESULT_CODES), and the mapping from errno /
+ * LMDB codes.
  */
 #include "internal.h"
 
@@ -8,27 +9,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#define SUC_DESCRIBE(code, swift, text) \
+    case code: return text;
+#define SUC_NAME(code, swift, text) \
+    case code: return #swift;
+
 const char *suc_strerror(int code) {
     switch (code) {
     case SUC_OK: return "success";
-    case SUC_ENOTFOUND: return "no such entry";
-    case SUC_EINVAL: return "invalid argument";
-    case SUC_ECORRUPT: return "stored data failed an integrity check";
-    case SUC_ETOOLARGE: return "entry exceeds a configured limit";
-    case SUC_EDISKFULL: return "disk full";
-    case SUC_EINDEXFULL: return "index reached its maximum size";
-    case SUC_EPERM: return "permission denied";
-    case SUC_EIO: return "I/O error";
-    case SUC_ENOMEM: return "out of memory";
-    case SUC_EVERSION: return "unsupported cache format version";
-    case SUC_EUNSAFE: return "unsafe cache directory (symlink, world-writable or foreign group)";
-    case SUC_ENOTCACHE: return "directory is not a cache";
-    case SUC_ENOENT: return "cache directory does not exist";
-    case SUC_EFORKED: return "cache handle used after fork()";
-    case SUC_EINDEX: return "index (LMDB) error";
-    case SUC_EREADERS: return "no free index reader slot";
-    case SUC_EINJECTED: return "injected fault";
+    SUC_RESULT_CODES(SUC_DESCRIBE)
     default: return "unknown error";
+    }
+}
+
+const char *suc_error_name(int code) {
+    switch (code) {
+    case SUC_OK: return "success";
+    SUC_RESULT_CODES(SUC_NAME)
+    default: return "unknown";
     }
 }
 

@@ -5,6 +5,7 @@
 #define SUC_INTERNAL_H
 
 #include "shared_url_cache.h"
+#include "shared_url_cache_testing.h"
 
 #include <lmdb.h>
 #include <pthread.h>
@@ -107,6 +108,9 @@ int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int cr
 void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count);
 
 /* ---- looked-up entries (index.c) ------------------------------------------------------- */
+
+/* Fills the view of a decoded record (lookup.c); the body fields stay empty. */
+void suc_entry_view_fill(const suc_record *r, size_t rec_len, suc_entry_view *vw);
 
 struct suc_entry {
     suc_entry_view view;

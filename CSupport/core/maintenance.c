@@ -70,22 +70,6 @@ static void free_batch(raw_item *items, size_t n) {
     for (size_t i = 0; i < n; i++) free(items[i].record);
 }
 
-static void view_from_record(const suc_record *r, size_t len, suc_entry_view *vw) {
-    memset(vw, 0, sizeof *vw);
-    vw->key = r->key; vw->key_len = r->key_len;
-    vw->variant = r->variant; vw->variant_len = r->variant_len;
-    vw->partition = r->partition; vw->partition_len = r->partition_len;
-    vw->head = r->head; vw->head_len = r->head_len;
-    vw->user_info = r->user_info; vw->user_info_len = r->user_info_len;
-    vw->body_size = r->body_size;
-    vw->stored_size = suc_record_stored_bytes(r, len);
-    vw->version = r->version;
-    vw->stored_at_ms = r->stored_at_ms;
-    vw->last_used_ms = r->last_used_ms;
-    vw->app_flags = r->app_flags;
-    vw->flags = ((r->flags & SUC_REC_INLINE) ? SUC_ENTRY_INLINE : 0) | ((r->flags & SUC_REC_RAW) ? SUC_ENTRY_RAW : 0);
-}
-
 int suc_scan(suc_cache *c, uint32_t batch, suc_scan_fn fn, void *ctx, uint64_t *out_unreadable, suc_error *err) {
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
@@ -106,7 +90,7 @@ int suc_scan(suc_cache *c, uint32_t batch, suc_scan_fn fn, void *ctx, uint64_t *
                 continue;
             }
             suc_entry_view vw;
-            view_from_record(&r, items[i].len, &vw);
+            suc_entry_view_fill(&r, items[i].len, &vw);
             stop = fn(ctx, &vw) != 0;
         }
         if (n) {
@@ -461,10 +445,6 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         suc_op_release(&ctx.op);
         if (rc || ctx.done) return rc;
     }
-}
-
-static int measure(suc_cache *c, suc_disk_usage *u, suc_error *err) {
-    return suc_cache_disk_usage(c, SUC_USAGE_MEASURE, u, err);
 }
 
 /* Measured (every file stat'ed) when there is a disk target to hold; otherwise the cheap

@@ -6,7 +6,7 @@
  */
 #include "os.h"
 
-#include "shared_url_cache.h"
+#include "shared_url_cache_testing.h"
 
 #include <errno.h>
 #include <fcntl.h>

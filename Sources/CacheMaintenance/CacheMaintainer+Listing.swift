@@ -113,7 +113,7 @@ public struct EntryDetailReport: TextReport, Sendable, Hashable, Codable {
                 ("key", entry.keyText),
                 ("partition", entry.partition.isEmpty ? "(default)" : entry.partition),
                 ("variant", entry.variantHex.isEmpty ? "(none)" : entry.variant.map { StoredVariant.text(of: $0) } ?? "hex:" + entry.variantHex),
-                ("body", "\(TextFormat.bytes(entry.bodyBytes)) (\(entry.bodyBytes) bytes), \(TextFormat.bytes(entry.storedBytes)) on disk, " + (entry.isInline ? "inline" : "file") + (entry.isCompressed ? ", compressed" : ", raw")),
+                ("body", "\(TextFormat.bytes(entry.bodyBytes)) (\(entry.bodyBytes) bytes), \(TextFormat.bytes(entry.storedBytes)) stored, " + (entry.isInline ? "inline" : "file") + (entry.isCompressed ? ", compressed" : ", raw")),
                 ("head / userInfo", "\(entry.headBytes) / \(entry.userInfoBytes) bytes"),
                 ("stored at", TextFormat.date(entry.storedAt)),
                 ("last used", TextFormat.date(entry.lastUsed)),

@@ -93,7 +93,7 @@ extension CacheMaintainer {
             try store.forEachRecord { record in
                 if selection.matches(record) {
                     matched.append((record.key, record.variant))
-                    matchedBytes += record.storedSize
+                    matchedBytes += record.footprintSize
                 }
                 return true
             }

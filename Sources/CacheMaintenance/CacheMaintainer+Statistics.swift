@@ -128,7 +128,7 @@ extension CacheMaintainer {
                 ?? PartitionStatistics(name: partitionName(record.partition), entries: 0, bodyBytes: 0, storedBytes: 0)
             partition.entries += 1
             partition.bodyBytes += record.bodySize
-            partition.storedBytes += record.storedSize
+            partition.storedBytes += record.footprintSize
             partition.oldestStoredAt = min(partition.oldestStoredAt ?? record.storedAt, record.storedAt)
             partition.lastUsed = max(partition.lastUsed ?? record.lastUsed, record.lastUsed)
             byName[record.partition] = partition

@@ -2,29 +2,11 @@ import CSharedURLCache
 
 // The one place C result codes become CacheError (docs/Style.md rule 19).
 extension CacheError.Code {
+    /// The code a C core result surfaces as: named by the core's own table (`SUC_RESULT_CODES`,
+    /// through `suc_error_name`), so the two layers cannot disagree.
     init(core rc: Int32) {
-        switch rc {
-        case SUC_ENOTFOUND: self = .notFound
-        case SUC_EINVAL: self = .invalidInput
-        case SUC_ECORRUPT: self = .corrupt
-        case SUC_ETOOLARGE: self = .tooLarge
-        case SUC_EDISKFULL: self = .diskFull
-        case SUC_EINDEXFULL: self = .indexFull
-        case SUC_EPERM: self = .permissionDenied
-        case SUC_EIO: self = .io
-        case SUC_ENOMEM: self = .outOfMemory
-        case SUC_EVERSION: self = .unsupportedVersion
-        case SUC_EUNSAFE: self = .unsafeDirectory
-        case SUC_ENOTCACHE: self = .notACache
-        case SUC_ENOENT: self = .directoryNotFound
-        case SUC_EFORKED: self = .usedAfterFork
-        case SUC_EINDEX: self = .index
-        case SUC_EREADERS: self = .readersFull
-        case SUC_EINJECTED: self = .io // an injected fault without errno (tests only)
-        case SUC_EBUSY: self = .busy
-        case SUC_ECAPACITY: self = .overCapacity
-        default: self = CacheError.Code("core(\(rc))")
-        }
+        let name = String(cString: suc_error_name(rc))
+        self = name == "unknown" ? CacheError.Code("core(\(rc))") : CacheError.Code(name)
     }
 }
 

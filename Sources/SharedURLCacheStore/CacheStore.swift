@@ -346,6 +346,7 @@ extension StoredRecord {
             body: includesBody ? bytes(view.body, view.body_len) : nil,
             bodySize: Int(view.body_size),
             storedSize: Int(view.stored_size),
+            footprintSize: Int(view.footprint_size),
             version: view.version,
             storedAt: Date(timeIntervalSince1970: Double(view.stored_at_ms) / 1000),
             lastUsed: Date(timeIntervalSince1970: Double(view.last_used_ms) / 1000),
@@ -353,78 +354,4 @@ extension StoredRecord {
             isInline: view.flags & UInt32(SUC_ENTRY_INLINE) != 0,
             isCompressed: view.flags & UInt32(SUC_ENTRY_RAW) == 0)
     }
-}
-
-extension CacheStore {
-    /// Testing hook: holds the index write lock for `milliseconds` in a transaction that commits
-    /// nothing (the other side of "a hit takes no write lock").
-    /// The corresponding C function is `suc_debug_hold_write_lock`.
-    public func withDebugWriteLock(milliseconds: UInt32) throws(CacheError) {
-        let rc = suc_debug_hold_write_lock(handle, milliseconds)
-        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
-    }
-}
-
-extension CacheStore {
-    /// Testing hook: the body file of an entry, relative to the root (nil for inline bodies).
-    /// The corresponding C function is `suc_debug_body_path`.
-    public func debugBodyPath(for key: [UInt8], variant: [UInt8] = []) -> String? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let rc = key.withUnsafeBytes { k in
-            variant.withUnsafeBytes { v in
-                suc_debug_body_path(handle, k.baseAddress, k.count, v.baseAddress, v.count, &buffer, buffer.count)
-            }
-        }
-        guard rc == SUC_OK else { return nil }
-        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// Testing hook: replaces the raw index record of an entry (corruption tests).
-    /// The corresponding C function is `suc_debug_put_raw_record`.
-    public func debugOverwriteRecord(for key: [UInt8], variant: [UInt8] = [], with raw: [UInt8]) throws(CacheError) {
-        let rc = key.withUnsafeBytes { k in
-            variant.withUnsafeBytes { v in
-                raw.withUnsafeBytes { r in
-                    suc_debug_put_raw_record(handle, k.baseAddress, k.count, v.baseAddress, v.count, r.baseAddress, r.count)
-                }
-            }
-        }
-        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
-    }
-
-    /// Testing hook: the raw index record of an entry.
-    /// The corresponding C function is `suc_debug_get_raw_record`.
-    public func debugRawRecord(for key: [UInt8], variant: [UInt8] = []) throws(CacheError) -> [UInt8]? {
-        var out: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        let rc = key.withUnsafeBytes { k in
-            variant.withUnsafeBytes { v in
-                suc_debug_get_raw_record(handle, k.baseAddress, k.count, v.baseAddress, v.count, &out, &length)
-            }
-        }
-        if rc == SUC_ENOTFOUND { return nil }
-        guard rc == SUC_OK, let out else { throw CacheError(core: rc, suc_error()) }
-        defer { free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: length))
-    }
-}
-
-/// Fault injection for tests (docs/Reliability.md T14): the operations the C core can be made to fail.
-public enum InjectedFault: Int32, CaseIterable, Sendable {
-    case open = 0, write, fsync, rename, unlink, fstat, read, malloc, inflate, commit
-    /// The index rewrite's steps: call 1 after the copy, 2 after publishing, 3 after switching.
-    case rewrite
-
-    /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;
-    /// `persistent` keeps every later call failing too. Not for concurrent use with live
-    /// operations: set faults while the cache is idle.
-    /// The corresponding C function is `suc_debug_fault`.
-    public func inject(nth: Int, errno: Int32 = EIO, persistent: Bool = false, abortProcess: Bool = false) {
-        suc_debug_fault(rawValue, UInt64(nth), errno, persistent ? 1 : 0, abortProcess ? 1 : 0)
-    }
-
-    /// Whether the injected fault has fired.
-    public var tripped: Bool { suc_debug_fault_tripped(rawValue) != 0 }
-
-    public static func clearAll() { suc_debug_fault_clear_all() }
 }

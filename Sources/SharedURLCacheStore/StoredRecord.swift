@@ -43,8 +43,12 @@ public struct StoredRecord: Sendable, Hashable {
     public var body: [UInt8]?
     /// Logical (uncompressed) body length.
     public var bodySize: Int
-    /// Bytes the body takes on disk (compressed or raw).
+    /// The body as stored: its compressed (or raw) bytes. The same from a lookup and a scan.
     public var storedSize: Int
+    /// What the body adds to the directory: its file (header, stored bytes, a copy of the
+    /// record), or its stored bytes inside the record when inline. ``StoreStatistics/storedBytes``
+    /// is the sum of these.
+    public var footprintSize: Int
     /// Changes whenever the entry is replaced; memory tiers validate against it.
     public var version: UInt64
     public var storedAt: Date

@@ -1,6 +1,6 @@
 import CacheMaintenance
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 import Testing
 
 @Suite(.timeLimit(.minutes(3)))

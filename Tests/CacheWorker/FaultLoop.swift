@@ -1,5 +1,5 @@
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 
 /// docs/Reliability.md T14, SQLite style: for each operation and each injectable failure, fail call
 /// N = 1, 2, … until the operation completes without reaching call N, transient and persistent.

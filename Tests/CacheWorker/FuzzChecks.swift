@@ -1,7 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
 import HTTPTypes
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 
 /// One check per fuzz target (docs/Reliability.md T12). The libFuzzer targets in Fuzz/ compile this very
 /// file (a symlink), and `CacheWorker fuzz-replay DIR` runs the committed Fuzz/FailCases through

@@ -1,6 +1,6 @@
 import TestRandom
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 
 /// Worker commands of the reliability suite (docs/Reliability.md T3, T5, T6, T7, T8, T17). Each runs in
 /// its own process; the supervisor (Tests/ReliabilityTests, tools/soak) owns kills and checks.

@@ -1,6 +1,6 @@
 import TestRandom
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 
 /// Helper executable spawned by the multi-process tests: real processes on one directory.
 ///

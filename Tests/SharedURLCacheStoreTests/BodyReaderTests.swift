@@ -1,5 +1,5 @@
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 import Testing
 
 /// Streaming a stored body with `BodyReader`: the same bytes as a whole read, in any chunking;

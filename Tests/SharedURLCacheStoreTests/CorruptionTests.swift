@@ -1,5 +1,5 @@
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 import Testing
 
 /// Every byte in the directory may be damaged or hostile: a damaged entry is a miss and is

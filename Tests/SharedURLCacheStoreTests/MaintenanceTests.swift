@@ -1,5 +1,5 @@
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 import Testing
 
 @Suite(.timeLimit(.minutes(3)))

@@ -105,3 +105,32 @@ struct RoundTripTests {
         #expect(try b.record(for: bytes("k"))?.body == bytes("v"))
     }
 }
+
+@Suite struct EntrySizes {
+    @Test("a lookup and a scan report the same sizes; the stats' storedBytes is the sum of footprints")
+    func lookupAndScanAgree() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        // Inline, file-backed and raw bodies.
+        let bodies: [(String, [UInt8], Bool)] = [
+            ("small", makeBody(size: 1024, compressible: true, seed: 1), false),
+            ("large", makeBody(size: 300_000, compressible: false, seed: 2), false),
+            ("raw", makeBody(size: 20_000, compressible: true, seed: 3), true),
+        ]
+        for (key, body, raw) in bodies {
+            try store.store(RecordDescriptor(key: bytes(key), storeUncompressed: raw), body: body)
+        }
+        var scanned: [[UInt8]: StoredRecord] = [:]
+        _ = try store.forEachRecord { scanned[$0.key] = $0; return true }
+        var footprints = 0
+        for (key, body, raw) in bodies {
+            let hit = try #require(try store.record(for: bytes(key)))
+            let listed = try #require(scanned[bytes(key)])
+            #expect(hit.storedSize == listed.storedSize && hit.footprintSize == listed.footprintSize, "\(key)")
+            if raw { #expect(hit.storedSize == body.count) }
+            #expect(hit.isInline ? hit.footprintSize == hit.storedSize : hit.footprintSize > hit.storedSize, "\(key)")
+            footprints += hit.footprintSize
+        }
+        #expect(try store.statistics().storedBytes == footprints)
+    }
+}

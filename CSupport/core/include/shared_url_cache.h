@@ -53,25 +53,50 @@ extern "C" {
 /* ---- Result codes --------------------------------------------------------------------- */
 
 #define SUC_OK 0
-#define SUC_ENOTFOUND (-31000)     /* no such entry (a miss) */
-#define SUC_EINVAL (-31001)        /* invalid argument (programmer error or malformed input) */
-#define SUC_ECORRUPT (-31002)      /* stored data failed a check; the entry was treated as a miss */
-#define SUC_ETOOLARGE (-31003)     /* an entry or one of its parts exceeds a configured limit */
-#define SUC_EDISKFULL (-31004)     /* ENOSPC / EDQUOT / EFBIG while writing */
-#define SUC_EINDEXFULL (-31005)    /* the LMDB map reached its configured maximum */
-#define SUC_EPERM (-31006)         /* permission denied */
-#define SUC_EIO (-31007)           /* other I/O failure */
-#define SUC_ENOMEM (-31008)        /* allocation failed */
-#define SUC_EVERSION (-31009)      /* the directory has a format version this build does not read */
-#define SUC_EUNSAFE (-31010)       /* the root is a symlink, world-writable, or of a foreign group */
-#define SUC_ENOTCACHE (-31011)     /* the directory holds something that is not a cache */
-#define SUC_ENOENT (-31012)        /* the directory does not exist (and creation was not asked) */
-#define SUC_EFORKED (-31013)       /* the handle was opened in a parent process before fork() */
-#define SUC_EINDEX (-31014)        /* any other LMDB failure (see suc_error.lib_rc) */
-#define SUC_EREADERS (-31015)      /* no free reader slot even after clearing stale ones */
-#define SUC_EINJECTED (-31016)     /* reserved for tests: an injected fault with no errno */
-#define SUC_EBUSY (-31017)         /* another compaction holds the directory's maintenance lock */
-#define SUC_ECAPACITY (-31018)     /* the store would exceed the hard capacity even after eviction */
+#define SUC_ENOTFOUND (-31000)
+#define SUC_EINVAL (-31001)
+#define SUC_ECORRUPT (-31002)
+#define SUC_ETOOLARGE (-31003)
+#define SUC_EDISKFULL (-31004)
+#define SUC_EINDEXFULL (-31005)
+#define SUC_EPERM (-31006)
+#define SUC_EIO (-31007)
+#define SUC_ENOMEM (-31008)
+#define SUC_EVERSION (-31009)
+#define SUC_EUNSAFE (-31010)
+#define SUC_ENOTCACHE (-31011)
+#define SUC_ENOENT (-31012)
+#define SUC_EFORKED (-31013)
+#define SUC_EINDEX (-31014)
+#define SUC_EREADERS (-31015)
+#define SUC_EINJECTED (-31016)
+#define SUC_EBUSY (-31017)
+#define SUC_ECAPACITY (-31018)
+
+/* Every failure code once, in value order: code, the Swift `CacheError.Code` it surfaces as,
+ * and what it means. suc_strerror and suc_error_name are generated from this table and the
+ * Swift layer maps codes through suc_error_name, so a code added here is described and mapped
+ * everywhere (a test checks the table against the #defines above and the Swift constants). */
+#define SUC_RESULT_CODES(X)                                                                        \
+    X(SUC_ENOTFOUND, notFound, "no such entry")                                                    \
+    X(SUC_EINVAL, invalidInput, "invalid argument (programmer error or malformed input)")          \
+    X(SUC_ECORRUPT, corrupt, "stored data failed an integrity check; treated as a miss")           \
+    X(SUC_ETOOLARGE, tooLarge, "an entry or one of its parts exceeds a configured limit")          \
+    X(SUC_EDISKFULL, diskFull, "disk full (ENOSPC, EDQUOT or EFBIG while writing)")                 \
+    X(SUC_EINDEXFULL, indexFull, "the index reached its configured maximum size")                  \
+    X(SUC_EPERM, permissionDenied, "permission denied")                                            \
+    X(SUC_EIO, io, "I/O error")                                                                    \
+    X(SUC_ENOMEM, outOfMemory, "out of memory")                                                    \
+    X(SUC_EVERSION, unsupportedVersion, "unsupported cache format version")                        \
+    X(SUC_EUNSAFE, unsafeDirectory, "unsafe cache directory (symlink, world-writable or foreign group)") \
+    X(SUC_ENOTCACHE, notACache, "the directory holds something that is not a cache")               \
+    X(SUC_ENOENT, directoryNotFound, "the cache directory does not exist")                         \
+    X(SUC_EFORKED, usedAfterFork, "cache handle used in a child after fork()")                     \
+    X(SUC_EINDEX, index, "index (LMDB) error")                                                     \
+    X(SUC_EREADERS, readersFull, "no free index reader slot, even after clearing stale ones")      \
+    X(SUC_EINJECTED, io, "injected fault (tests)")                                                 \
+    X(SUC_EBUSY, busy, "another compaction holds the directory's maintenance lock")                \
+    X(SUC_ECAPACITY, overCapacity, "the entry alone exceeds the capacity, even after eviction")
 
 /* Detail about a failure. `op` names the failing operation (static string). */
 typedef struct suc_error {
@@ -82,8 +107,12 @@ typedef struct suc_error {
     char message[192]; /* human-readable summary */
 } suc_error;
 
-/* A static description of a SUC_E* code (never NULL). */
+/* A static description of a SUC_E* code (never NULL; "unknown error" for other values). */
 const char *suc_strerror(int code);
+
+/* The name of the Swift CacheError.Code a SUC_E* code surfaces as ("success" for SUC_OK,
+ * "unknown" for other values); from SUC_RESULT_CODES. */
+const char *suc_error_name(int code);
 
 /* ---- Opening a cache directory --------------------------------------------------------- */
 
@@ -114,7 +143,7 @@ typedef struct suc_options {
     uint32_t max_key_bytes;       /* 0 = 16 KiB (key + variant + partition) */
     uint32_t max_head_bytes;      /* 0 = 256 KiB */
     uint32_t max_user_info_bytes; /* 0 = 64 KiB */
-    uint32_t inline_max_bytes;    /* stored (compressed) bodies up to this live in the record; 0 = 2048;
+    uint32_t inline_max_bytes;    /* stored (compressed) bodies up to this live in the record; 0 = 8192;
                                      SUC_INLINE_NEVER stores every body in a file */
     uint32_t max_readers;         /* LMDB reader slots; 0 = 1024 */
     int compression_level;        /* zlib level 1…9; 0 = 1 (fastest) */
@@ -225,7 +254,10 @@ typedef struct suc_entry_view {
     const uint8_t *user_info; size_t user_info_len;
     const uint8_t *body; size_t body_len; /* NULL/0 with SUC_GET_NO_BODY; body_size is still set */
     uint64_t body_size;                   /* logical (uncompressed) body length */
-    uint64_t stored_size;                 /* bytes the body takes on disk (compressed or raw) */
+    uint64_t stored_size;                 /* the body as stored: compressed (or raw) bytes */
+    uint64_t footprint_size;              /* what the body adds to the directory: its file (header,
+                                             stored bytes, record copy), or the stored bytes inside
+                                             the record when inline; the stats' stored_bytes sum it */
     uint64_t version;
     int64_t stored_at_ms;
     int64_t last_used_ms;
@@ -463,53 +495,6 @@ typedef struct suc_verify_report {
 
 /* Checks the index against the body files both ways (cacache verify, diskcache check(fix:)). */
 int suc_verify(suc_cache *cache, uint32_t flags, suc_verify_report *out, suc_error *err);
-
-/* ---- Testing hooks --------------------------------------------------------------------- */
-
-/* Fault injection for tests (SQLite SimulateIOError style). The operations that can fail: */
-#define SUC_FAULT_OPEN 0
-#define SUC_FAULT_WRITE 1
-#define SUC_FAULT_FSYNC 2
-#define SUC_FAULT_RENAME 3
-#define SUC_FAULT_UNLINK 4
-#define SUC_FAULT_FSTAT 5
-#define SUC_FAULT_READ 6
-#define SUC_FAULT_MALLOC 7
-#define SUC_FAULT_INFLATE 8
-#define SUC_FAULT_COMMIT 9
-#define SUC_FAULT_REWRITE 10 /* the index rewrite's steps: 1 copied, 2 published, 3 switched */
-#define SUC_FAULT_COUNT 11
-
-/*
- * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with
- * `errno_value` (or SUC_EINJECTED's meaning when 0); with `persistent`, every later call fails
- * too. With `abort_process`, the process calls _exit(77) instead of failing: a crash test's
- * "die exactly here". nth = 0 clears the fault for `op`. Not thread-safe against running
- * operations; set faults while the cache is idle.
- */
-void suc_debug_fault(int op, uint64_t nth, int errno_value, int persistent, int abort_process);
-void suc_debug_fault_clear_all(void);
-/* Whether the fault set for `op` has fired since it was set. */
-int suc_debug_fault_tripped(int op);
-
-/* The body-file path (relative to the root) of (key, variant), for corruption tests.
- * Writes a NUL-terminated path into `buf`. Returns SUC_ENOTFOUND for inline bodies. */
-int suc_debug_body_path(suc_cache *cache, const void *key, size_t key_len, const void *variant,
-                        size_t variant_len, char *buf, size_t buf_len);
-
-/* Overwrites the raw index record of (key, variant) with `bytes`, for corruption tests. */
-int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
-                             const void *variant, size_t variant_len, const void *bytes,
-                             size_t len);
-
-/* Copies the raw index record of (key, variant) into a malloc'd buffer (free() it). */
-int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
-                             const void *variant, size_t variant_len, uint8_t **out,
-                             size_t *out_len);
-
-/* Holds the index write lock for `millis` ms in a write transaction that commits nothing: the
- * "another process holds a long write transaction" side of the no-write-lock-on-hit test. */
-int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);
 
 #ifdef __cplusplus
 }

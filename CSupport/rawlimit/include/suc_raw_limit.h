@@ -56,7 +56,7 @@ typedef struct rl_env rl_env;
 
 /* Bodies whose compressed size is at most this live in the LMDB value (the cache's default
  * inline limit); 0 puts every body in a file. */
-#define RL_INLINE_DEFAULT 2048u
+#define RL_INLINE_DEFAULT 8192u
 
 /*
  * Opens (creating when missing) a raw-limit store at `dir`: dir/index.lmdb, dir/tmp/ and the

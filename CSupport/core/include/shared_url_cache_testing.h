@@ -1,0 +1,64 @@
+/*
+ * shared_url_cache_testing.h — hooks for the project's own tests: fault injection and raw
+ * access to records and body files. Not part of the cache's API (the Swift layer exposes them
+ * only as @_spi(Testing)); an application never needs them.
+ */
+#ifndef SHARED_URL_CACHE_TESTING_H
+#define SHARED_URL_CACHE_TESTING_H
+
+#include "shared_url_cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fault injection for tests (SQLite SimulateIOError style). The operations that can fail: */
+#define SUC_FAULT_OPEN 0
+#define SUC_FAULT_WRITE 1
+#define SUC_FAULT_FSYNC 2
+#define SUC_FAULT_RENAME 3
+#define SUC_FAULT_UNLINK 4
+#define SUC_FAULT_FSTAT 5
+#define SUC_FAULT_READ 6
+#define SUC_FAULT_MALLOC 7
+#define SUC_FAULT_INFLATE 8
+#define SUC_FAULT_COMMIT 9
+#define SUC_FAULT_REWRITE 10 /* the index rewrite's steps: 1 copied, 2 published, 3 switched */
+#define SUC_FAULT_COUNT 11
+
+/*
+ * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with
+ * `errno_value` (or SUC_EINJECTED's meaning when 0); with `persistent`, every later call fails
+ * too. With `abort_process`, the process calls _exit(77) instead of failing: a crash test's
+ * "die exactly here". nth = 0 clears the fault for `op`. Not thread-safe against running
+ * operations; set faults while the cache is idle.
+ */
+void suc_debug_fault(int op, uint64_t nth, int errno_value, int persistent, int abort_process);
+void suc_debug_fault_clear_all(void);
+/* Whether the fault set for `op` has fired since it was set. */
+int suc_debug_fault_tripped(int op);
+
+/* The body-file path (relative to the root) of (key, variant), for corruption tests.
+ * Writes a NUL-terminated path into `buf`. Returns SUC_ENOTFOUND for inline bodies. */
+int suc_debug_body_path(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+                        size_t variant_len, char *buf, size_t buf_len);
+
+/* Overwrites the raw index record of (key, variant) with `bytes`, for corruption tests. */
+int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
+                             const void *variant, size_t variant_len, const void *bytes,
+                             size_t len);
+
+/* Copies the raw index record of (key, variant) into a malloc'd buffer (free() it). */
+int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
+                             const void *variant, size_t variant_len, uint8_t **out,
+                             size_t *out_len);
+
+/* Holds the index write lock for `millis` ms in a write transaction that commits nothing: the
+ * "another process holds a long write transaction" side of the no-write-lock-on-hit test. */
+int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARED_URL_CACHE_TESTING_H */

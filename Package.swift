@@ -117,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedURLCacheStoreTests",
-            dependencies: ["TestRandom", "SharedURLCacheStore", "CSharedURLCache"]
+            dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CSharedURLCache"]
         ),
         .testTarget(
             name: "MultiProcessTests",

@@ -3,8 +3,9 @@ import Foundation
 import HTTPCacheSemantics
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite struct ArgumentTests {
+@Suite(.blockingWaits) struct ArgumentTests {
     @Test("sizes parse in binary and decimal units and as percentages", arguments: [
         ("20GiB", SizeLimit.bytes(20 << 30)), ("20G", .bytes(20 << 30)), ("20gb", .bytes(20_000_000_000)),
         ("1.5MiB", .bytes(1_572_864)), ("500MB", .bytes(500_000_000)), ("1048576", .bytes(1_048_576)),

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct CompactionTests {
     /// Entries for the large compaction. Filling 100 000 entries takes ~90 s in a debug build (one
     /// commit per store), so the unit test uses 20 000; SUC_COMPACT_ENTRIES=100000 runs the

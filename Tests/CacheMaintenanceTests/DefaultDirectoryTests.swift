@@ -5,7 +5,7 @@ import TestProcess
 
 /// `urlcache` with no directory works on the library's default directory
 /// (`CacheStore.defaultDirectory`), so `urlcache compact` trims what `SharedCache.shared` fills.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct DefaultDirectoryTests {
     @Test("urlcache with no directory argument opens CacheStore.defaultDirectory")
     func commandLineUsesTheLibrarysDefault() throws {

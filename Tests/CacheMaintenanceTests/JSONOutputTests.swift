@@ -4,7 +4,7 @@ import SharedURLCacheStore
 import Testing
 import TestProcess
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct JSONOutputTests {
     func object(_ json: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "not one JSON object: \(json)")

@@ -7,7 +7,7 @@ import TestProcess
 /// What killed writers leave behind (temp files, orphan bodies, unpublished index generations)
 /// is counted in the directory's usage, reported by verify, and reclaimed by compaction once
 /// older than the grace period.
-@Suite struct LeftoverTests {
+@Suite(.blockingWaits) struct LeftoverTests {
     @Test("leftovers are in the measured usage and in verify, and compaction past the grace removes them")
     func leftovers() throws {
         let dir = TestDirectory()

@@ -2,8 +2,9 @@ import CacheMaintenance
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct ListingAndPurgeTests {
     /// 3 partitions × 2 hosts × 5 paths as URL-level keys, plus 2 raw keys and a Vary variant.
     func populated(_ dir: TestDirectory) throws -> CacheMaintainer {

@@ -2,8 +2,9 @@ import CacheMaintenance
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct VerificationTests {
     func age(_ path: String) {
         var old = [timeval(tv_sec: time(nil) - 3600, tv_usec: 0), timeval(tv_sec: time(nil) - 3600, tv_usec: 0)]

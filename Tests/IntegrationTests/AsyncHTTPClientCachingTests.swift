@@ -50,7 +50,7 @@ enum AHCTest {
 }
 
 /// The caching client against a loopback origin that counts requests.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 final class AsyncHTTPClientCachingTests {
     let root: String
     let origin: LoopbackOrigin
@@ -281,7 +281,7 @@ final class AsyncHTTPClientCachingTests {
 
 /// A response stored through the AsyncHTTPClient integration is a hit in another process that
 /// reads the directory through URLSession, and the other way round (real processes).
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct AsyncHTTPClientCrossProcessTests {
     @Test("stored by CachingHTTPClient, a hit for a URLSession worker process; stored by the worker, a hit for the client")
     func twoProcesses() async throws {

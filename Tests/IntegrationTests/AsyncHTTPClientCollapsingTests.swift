@@ -4,10 +4,11 @@ import LoopbackOrigin
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Testing
+import TestProcess
 
 /// Concurrent misses of one URL through one client make one origin request. The origin sleeps
 /// 300 ms per request (it also serves one connection at a time), so the misses overlap.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 final class AsyncHTTPClientCollapsingTests {
     let root: String
     let origin: LoopbackOrigin

@@ -6,6 +6,7 @@ import NIOCore
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Testing
+import TestProcess
 
 /// Resident memory of this process, from /proc/self/status (Linux).
 enum MemoryProbe {
@@ -27,7 +28,7 @@ enum MemoryProbe {
 /// memory bounded, an origin that aborts mid-body, bodies past the cap, a damaged stored body.
 /// Serialized (memory figures); run alone for clean figures:
 /// `swift test --filter AsyncHTTPClientLargeBodyTests`.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 final class AsyncHTTPClientLargeBodyTests {
     static let bodyBytes = 50 << 20
     /// Peak resident growth allowed while 50 MiB streams (the body is 50 MiB: holding it whole
@@ -284,7 +285,7 @@ final class AsyncHTTPClientLargeBodyTests {
 
 /// Hit latency through the client against a direct origin request (medians of 200 each).
 /// Opt-in (`SUC_AHC_BENCH=1`): a measurement, not a check.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SUC_AHC_BENCH"] != nil))
+@Suite(.blockingWaits, .serialized, .enabled(if: ProcessInfo.processInfo.environment["SUC_AHC_BENCH"] != nil))
 struct AsyncHTTPClientLatencyBenchmark {
     @Test("hit latency: CachingHTTPClient hit vs AsyncHTTPClient to the loopback origin")
     func hitLatency() async throws {

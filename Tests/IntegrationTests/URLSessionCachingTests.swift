@@ -10,7 +10,7 @@ import TestProcess
 
 /// URLSession on Linux with the caching protocol, against a loopback origin that counts
 /// requests. Serialized: the protocol's flow is process-wide.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(3)))
 final class URLSessionCachingTests {
     let root: String
     let origin: LoopbackOrigin
@@ -162,7 +162,7 @@ final class URLSessionCachingTests {
 }
 
 /// Two processes with their own URLSessions on one directory share responses.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct URLSessionCrossProcessTests {
     @Test("a response fetched by one process is a hit in another")
     func twoProcesses() throws {
@@ -185,7 +185,7 @@ struct URLSessionCrossProcessTests {
 /// the origin (medians of 200 each). Opt-in (`SUC_AHC_BENCH=1`, like the AsyncHTTPClient one):
 /// a measurement, not a check. Serialized with the suite above: the protocol's flow is
 /// process-wide.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SUC_AHC_BENCH"] != nil))
+@Suite(.blockingWaits, .serialized, .enabled(if: ProcessInfo.processInfo.environment["SUC_AHC_BENCH"] != nil))
 struct URLSessionLatencyBenchmark {
     @Test("hit latency: URLSession with the shared cache vs a plain URLSession to the loopback origin")
     func hitLatency() async throws {

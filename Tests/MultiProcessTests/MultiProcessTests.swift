@@ -5,7 +5,7 @@ import TestProcess
 import TestRandom
 
 /// Multi-process behaviour with real processes (the CacheWorker executable), never threads.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct MultiProcessTests {
     @Test("every process sees the others' stores and removes")
     func visibility() throws {
@@ -139,7 +139,7 @@ import Synchronization
 typealias SeededRandom = SplitMix64
 
 /// docs/Reliability.md T14 in its own process (the fault table is process-wide).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct FaultInjectionTests {
     @Test("every operation under every injected failure: typed error, no half-visible entry, no leak")
     func faultLoop() throws {

@@ -2,10 +2,11 @@ import CachingProxy
 import Foundation
 import LoopbackOrigin
 import Testing
+import TestProcess
 
 /// Issue 16 item 6: the proxy's `Cache-Status` field (RFC 9211), sent by default, with the
 /// nginx-style `X-Cache-Status` only when asked for.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyCacheStatusTests {
     /// The `ttl` parameter of a member (the test clock follows real time: ages move by a second now and then).
     static func ttl(_ value: String?) -> Int? {

@@ -7,10 +7,11 @@ import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Synchronization
 import Testing
+import TestProcess
 
 /// Issue 9, second and third bullets: shared-cache semantics through the proxy, the cache status
 /// header, and entries shared with Swift services on the library.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyCachingTests {
     static func fixed(_ headers: [(String, String)], body: String = "body") -> @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response {
         { _, _ in LoopbackOrigin.Response(status: 200, headers: headers, body: body) }

@@ -3,13 +3,14 @@ import Foundation
 import LoopbackOrigin
 import Synchronization
 import Testing
+import TestProcess
 
 /// Issue 16 item 3: an origin that refuses the connection, closes it or resets it without a
 /// response is answered at once: a stored stale response where its and the request's directives
 /// allow (RFC 5861 §4), 504 where they forbid it (RFC 9111 §5.2.2.2, §5.2.2.8, §5.2.2.10,
 /// §5.2.2.4), 502 on a miss. The time bound is generous (a loaded CI machine): before, a refused
 /// connect was retried until the connect timeout (then 10 s) ran out.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyDeadOriginTests {
     enum Failure: String, CaseIterable, Sendable {
         case refused, closed, reset

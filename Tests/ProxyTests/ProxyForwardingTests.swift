@@ -3,10 +3,11 @@ import Foundation
 import LoopbackOrigin
 import Synchronization
 import Testing
+import TestProcess
 
 /// Issue 9, first bullet: the proxy as an HTTP/1.1 intermediary — methods and bodies, targets,
 /// headers, keep-alive and concurrency, interim responses, broken and slow origins.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyForwardingTests {
     /// An origin that echoes what it received in headers and returns the request body.
     static let echo: @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response = { request, _ in

@@ -2,10 +2,11 @@ import Foundation
 import LoopbackOrigin
 import SharedURLCache
 import Testing
+import TestProcess
 
 /// The proxy's counters under concurrency: a URL requested once is a miss and a store, never a
 /// hit, however many connections run at once (as wrk drives it).
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyHitCountingTests {
     @Test("16 keep-alive connections of unique URLs: as many misses and stores as requests, no hit")
     func uniqueURLsCountNoHits() async throws {

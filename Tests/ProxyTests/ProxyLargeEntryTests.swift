@@ -2,10 +2,11 @@ import CachingProxy
 import Foundation
 import LoopbackOrigin
 import Testing
+import TestProcess
 
 /// Issue 16 item 7: a proxy caches what the store takes (a 64 MiB body), not the library's
 /// in-process default of 8 MiB, so a large download is fetched once.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyLargeEntryTests {
     static let nineMiB: [UInt8] = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
 

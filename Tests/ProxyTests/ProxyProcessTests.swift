@@ -5,7 +5,7 @@ import TestProcess
 
 /// The real `urlcache proxy` binary: it serves, and SIGTERM shuts it down gracefully — a request
 /// in flight is answered before the process exits 0.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyProcessTests {
     @Test("urlcache proxy serves from the cache (9 MiB bodies too) and exits 0 on SIGTERM after finishing the request in flight")
     func sigtermIsGraceful() async throws {

@@ -2,10 +2,11 @@ import CachingProxy
 import Foundation
 import LoopbackOrigin
 import Testing
+import TestProcess
 
 /// Issue 16 item 4: range requests for a stored 200 are answered 206 by the proxy from the cache
 /// (RFC 9110 §14), with one origin request in all.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct ProxyRangeTests {
     static let body: [UInt8] = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }
 

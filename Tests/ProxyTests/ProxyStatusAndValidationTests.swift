@@ -2,11 +2,12 @@ import CachingProxy
 import Foundation
 import LoopbackOrigin
 import Testing
+import TestProcess
 
 /// Issue 16 items 1, 2 and 5 end to end through the proxy against a loopback origin. Whether an
 /// answer came from the cache is read from the origin's request count, not from the cache status
 /// header (whose format is another item of that issue).
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyStatusAndValidationTests {
     @Test("an origin that omits ETag from its 304s is asked once per revalidation (RFC 9111 §4.3.4)",
           arguments: [

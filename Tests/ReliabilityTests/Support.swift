@@ -8,7 +8,7 @@ import TestRandom
 /// processes and time kills, and two of them at once on a 2-core runner would only measure the
 /// runner. Long variants run with SUC_SOAK=1 (see tools/soak): 1,000 crash-loop rounds take
 /// about 25 minutes here, so soak runs get two hours.
-@Suite(.serialized, .timeLimit(soak ? .minutes(120) : .minutes(10)))
+@Suite(.blockingWaits, .serialized, .timeLimit(soak ? .minutes(120) : .minutes(10)))
 enum Reliability {}
 
 /// Whether the long (soak) variants are asked for.

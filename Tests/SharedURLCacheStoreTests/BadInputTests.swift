@@ -1,9 +1,10 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// Bad input gets a clear typed error or a miss; nothing crashes; nothing stored is lost.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct BadInputTests {
     func code(_ body: () throws -> Void) -> CacheError.Code? {
         do {

@@ -1,10 +1,11 @@
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// Streaming a stored body with `BodyReader`: the same bytes as a whole read, in any chunking;
 /// a damaged body never ends normally and its entry is purged (docs/Reliability.md §3.4, T10).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct BodyReaderTests {
     enum Storage: String, CaseIterable, Sendable {
         case compressedFile, rawFile, compressedInline, rawInline, empty
@@ -180,7 +181,7 @@ struct BodyReaderTests {
 
 /// Fault injection is process-wide, so these run only when asked and alone:
 /// `SUC_IN_PROCESS_FAULTS=1 swift test --filter BodyReaderFaultTests`.
-@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: ProcessInfo.processInfo.environment["SUC_IN_PROCESS_FAULTS"] == "1"))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)), .enabled(if: ProcessInfo.processInfo.environment["SUC_IN_PROCESS_FAULTS"] == "1"))
 struct BodyReaderFaultTests {
     @Test("an injected pread or inflate failure is a typed error, not corruption; the entry stays",
           arguments: [(InjectedFault.read, false), (.read, true), (.inflate, false)])

@@ -1,10 +1,11 @@
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// Every byte in the directory may be damaged or hostile: a damaged entry is a miss and is
 /// purged, and every other entry stays intact (OkHttp CacheCorruptionTest, docs/Reliability.md T10).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct CorruptionTests {
     enum Damage: String, CaseIterable, Sendable {
         case flippedByte, truncated, missing, swapped, longer, replacedByFIFO, replacedByDirectory, replacedBySymlink

@@ -1,10 +1,11 @@
 import CSharedURLCache
 @testable import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// The C core's result codes are described once (`SUC_RESULT_CODES` in the public header); the
 /// description, the name and the Swift code must all come from that table.
-@Suite struct ErrorCodes {
+@Suite(.blockingWaits) struct ErrorCodes {
     /// Every code the header defines, by value.
     static let defined: [Int32] = [
         SUC_ENOTFOUND, SUC_EINVAL, SUC_ECORRUPT, SUC_ETOOLARGE, SUC_EDISKFULL, SUC_EINDEXFULL, SUC_EPERM,

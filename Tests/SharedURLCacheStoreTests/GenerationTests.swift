@@ -2,11 +2,12 @@ import Foundation
 import SharedURLCacheStore
 import Synchronization
 import Testing
+import TestProcess
 
 /// Index generations inside one process (docs/Capacity.md): threads that store and read while
 /// another thread rewrites the index follow it without an error, a lost store or a wrong body.
 /// Also run under ThreadSanitizer (scripts/sanitize.sh tsan).
-@Suite struct GenerationTests {
+@Suite(.blockingWaits) struct GenerationTests {
     @Test("concurrentRewrite: 4 threads store and read while a fifth rewrites the index 15 times")
     func concurrentRewrite() throws {
         let dir = TestDirectory()

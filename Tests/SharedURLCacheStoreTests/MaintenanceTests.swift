@@ -1,8 +1,9 @@
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct MaintenanceTests {
     func fileConfiguration() -> CacheStoreConfiguration {
         var configuration = CacheStoreConfiguration()

@@ -1,10 +1,11 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// Cron as root (`sudo crontab` running `urlcache compact`) must not lock a service out of its
 /// own directory: what the core creates there takes the directory's owner and group.
-@Suite(.enabled(if: geteuid() == 0, "needs root to act for another user"))
+@Suite(.blockingWaits, .enabled(if: geteuid() == 0, "needs root to act for another user"))
 struct OwnershipTests {
     static let owner: uid_t = 4242, group: gid_t = 4343
 

@@ -1,8 +1,9 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct RemovalTests {
     @Test("remove-since: equal is removed, before stays, after is removed")
     func removeSinceBoundaries() throws {
@@ -104,7 +105,7 @@ struct RemovalTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct UsageCounterTests {
     @Test("hits and misses reach the index with the next write; stores are counted in their commit")
     func sharedUsageCounters() throws {

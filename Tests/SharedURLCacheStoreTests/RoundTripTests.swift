@@ -1,8 +1,9 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct RoundTripTests {
     static let sizes = [0, 1, 1024, 1 << 20, 64 << 20]
 
@@ -106,7 +107,7 @@ struct RoundTripTests {
     }
 }
 
-@Suite struct EntrySizes {
+@Suite(.blockingWaits) struct EntrySizes {
     @Test("a lookup and a scan report the same sizes; the stats' storedBytes is the sum of footprints")
     func lookupAndScanAgree() throws {
         let dir = TestDirectory()

@@ -1,10 +1,11 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// A store's own capacity (`capacityBytes`): a full store evicts to fit, as URLCache does; only
 /// an entry larger than the capacity is refused. And the directory's disk usage as a value.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct StoreCapacityTests {
     static let capacity = 200_000
 

@@ -4,8 +4,9 @@ import FoundationNetworking
 #endif
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
-@Suite("Capacities", .timeLimit(.minutes(5)))
+@Suite("Capacities", .blockingWaits, .timeLimit(.minutes(5)))
 struct CapacityTests {
     @Test func zeroMemoryCapacityKeepsNothingInMemory() throws {
         let directory = TestDirectory()

@@ -2,8 +2,9 @@ import Foundation
 @testable import SharedURLCache
 import Testing
 import TestRandom
+import TestProcess
 
-@Suite("Head codec and memory tier")
+@Suite("Head codec and memory tier", .blockingWaits)
 struct CodecTests {
     static let sample = ResponseHead(
         kind: .http, statusCode: 200, expectedContentLength: 1234, url: "https://api.example.com/a?b=c",

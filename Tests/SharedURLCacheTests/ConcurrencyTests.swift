@@ -5,8 +5,9 @@ import FoundationNetworking
 @testable import SharedURLCache
 import Synchronization
 import Testing
+import TestProcess
 
-@Suite("Concurrency", .timeLimit(.minutes(5)))
+@Suite("Concurrency", .blockingWaits, .timeLimit(.minutes(5)))
 struct ConcurrencyTests {
     static let threads = 8
     static let operationsPerThread = 10_000

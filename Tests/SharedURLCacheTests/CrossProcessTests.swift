@@ -5,11 +5,12 @@ import FoundationNetworking
 @testable import SharedURLCache
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// A second real process (the `CacheWorker` executable, `api-*` commands) on the same
 /// directory. It works on the raw store with the keys, variants and heads this process's API
 /// computes, so what it sees and does is exactly what another process's `SharedCache` would.
-@Suite("Across processes", .serialized, .timeLimit(.minutes(5)))
+@Suite("Across processes", .blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct CrossProcessTests {
     @Test(arguments: [
         (URLCache.StoragePolicy.allowed, true),

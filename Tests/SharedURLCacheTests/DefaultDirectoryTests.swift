@@ -2,10 +2,11 @@ import Foundation
 @testable import SharedURLCache
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// One default directory: the library's is the store's (`CacheStore.defaultDirectory`), which
 /// `urlcache` also uses when given no directory (Tests/CacheMaintenanceTests checks the CLI).
-@Suite struct DefaultDirectoryTests {
+@Suite(.blockingWaits) struct DefaultDirectoryTests {
     @Test func theLibrarysDefaultIsTheStoresDefault() {
         #expect(SharedCacheConfiguration.defaultDirectory.path == CacheStore.defaultDirectory)
         #expect(CacheStore.defaultDirectory == CacheStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))

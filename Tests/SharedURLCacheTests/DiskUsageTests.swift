@@ -7,7 +7,7 @@ import TestProcess
 /// The disk figures an operator compares with `du`: `currentDiskUsage` and `statistics` report
 /// what the directory takes, counted independently here as `du -s --block-size=1` does
 /// (`allocatedBytes(under:)`: st_blocks × 512 of every file and directory, the root included).
-@Suite("Disk usage as du counts it", .timeLimit(.minutes(5)))
+@Suite("Disk usage as du counts it", .blockingWaits, .timeLimit(.minutes(5)))
 struct DiskUsageTests {
     /// The cheap figure estimates directories and leftovers (documented); the rest is exact.
     static func withinEstimate(_ reported: Int, _ du: Int) -> Bool {

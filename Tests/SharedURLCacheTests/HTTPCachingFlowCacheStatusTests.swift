@@ -4,11 +4,12 @@ import HTTPTypes
 import LoopbackOrigin
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
 /// The flow's answers carry their `Cache-Status` member (RFC 9211): what the cache did, the
 /// origin's status, the remaining freshness, whether the response is stored or why not. The
 /// harness's clock stands still, so every `ttl` is exact.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowCacheStatusTests {
     @Test("a stored miss, then a hit with its remaining freshness")
     func missThenHit() async throws {

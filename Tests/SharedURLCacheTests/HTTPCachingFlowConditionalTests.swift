@@ -4,9 +4,10 @@ import HTTPTypes
 import LoopbackOrigin
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
 /// The flow with a client's own validators, `Date` stamping on receipt and exact header replay.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowConditionalTests {
     static let body = "{\"payload\":\"" + String(repeating: "y", count: 400) + "\"}"
 

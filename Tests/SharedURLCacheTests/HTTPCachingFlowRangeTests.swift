@@ -4,10 +4,11 @@ import HTTPTypes
 import LoopbackOrigin
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
 /// Range requests answered from a stored 200 (RFC 9110 §14), for bodies in memory and bodies
 /// streamed from the store.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowRangeTests {
     /// 1000 bytes, no two neighbours alike, so an offset error shows.
     static let small = String((0..<1000).map { Character(UnicodeScalar(UInt8(33 + ($0 * 7) % 90))) })

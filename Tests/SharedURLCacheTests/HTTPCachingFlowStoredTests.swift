@@ -4,10 +4,11 @@ import HTTPTypes
 import LoopbackOrigin
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
 /// `storedResponse(for:)`: the synchronous answer from the cache alone, which callers on an event
 /// loop use for their hits. It must decide exactly as the full flow does and count once.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowStoredTests {
     static let body = "{\"payload\":\"" + String(repeating: "z", count: 300) + "\"}"
 

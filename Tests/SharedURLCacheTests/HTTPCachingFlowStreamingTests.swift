@@ -7,6 +7,7 @@ import HTTPTypes
 import LoopbackOrigin
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
 /// An origin body delivered in chunks, optionally failing after `failAfter` chunks.
 struct ChunkedBody: AsyncSequence, Sendable {
@@ -47,7 +48,7 @@ extension FlowHarness {
 }
 
 /// The streaming variant of the flow: tee on a miss, store readers on a hit, the same decisions.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowStreamingTests {
     /// Larger than `SharedCache.streamedHitBytes`, so hits stream from the store; not so
     /// repetitive that a flipped bit in its zlib stream could leave the output unchanged.

@@ -8,6 +8,7 @@ import LoopbackOrigin
 @testable import SharedURLCache
 import Synchronization
 import Testing
+import TestProcess
 
 /// The caching flow against a real loopback origin that counts requests (RFC 9111 + RFC 5861).
 final class FlowHarness: Sendable {
@@ -50,7 +51,7 @@ final class TestClock: Sendable {
     func advance(_ seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct HTTPCachingFlowTests {
     static func body(_ n: Int) -> String { "{\"n\":\(n),\"payload\":\"" + String(repeating: "x", count: 500) + "\"}" }
 

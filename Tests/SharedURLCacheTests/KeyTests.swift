@@ -4,8 +4,9 @@ import FoundationNetworking
 #endif
 @testable import SharedURLCache
 import Testing
+import TestProcess
 
-@Suite("Keys, variants and partitions", .timeLimit(.minutes(5)))
+@Suite("Keys, variants and partitions", .blockingWaits, .timeLimit(.minutes(5)))
 struct KeyTests {
     /// Pairs of URLs and whether they must share one entry. Foundation's Linux URLCache
     /// drops the query and would serve `?v=1` for `?v=2`.

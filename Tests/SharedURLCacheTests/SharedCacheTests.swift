@@ -5,8 +5,9 @@ import FoundationNetworking
 @testable import SharedURLCache
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
-@Suite("URLCache members", .timeLimit(.minutes(5)))
+@Suite("URLCache members", .blockingWaits, .timeLimit(.minutes(5)))
 struct SharedCacheTests {
     @Test func storeThenLookupRoundTripsTheResponse() throws {
         let directory = TestDirectory()

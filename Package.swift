@@ -1,8 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers (arrows point down only):
-//   urlcache (tools/) → CacheMaintenance → SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore → CSharedURLCache }
+// Layers (arrows point down only; the README's "Layers" lists them):
+//   urlcache (tools/) → { CachingProxy, CacheMaintenance, BenchmarkDriver }
+//   CachingProxy → SharedURLCacheAsyncHTTPClient → SharedURLCache;  SharedURLCacheFoundation → SharedURLCache
+//   SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore };  CacheMaintenance → { HTTPCacheSemantics, SharedURLCacheStore }
+//   BenchmarkDriver → SharedURLCacheStore;  SharedURLCacheStore → CSharedURLCache (the C core)
 // Only SharedURLCacheStore imports the C core; only the C core touches LMDB, zlib and the directory layout.
 // SUC_CORE_ONLY=1 leaves out everything built on SwiftNIO and AsyncHTTPClient (see the end of
 // this file), so the sanitizer builds (scripts/sanitize.sh) instrument our code, not BoringSSL.

@@ -103,6 +103,8 @@ let package = Package(
             name: "urlcache",
             dependencies: [
                 "SharedURLCacheStore",
+                "SharedURLCache",
+                "HTTPCacheSemantics",
                 "CacheMaintenance",
                 "BenchmarkDriver",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

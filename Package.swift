@@ -40,6 +40,14 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // Whole-body decoding of the same zlib streams (CSupport/core/body.c); zlib stays for
+        // compression and streaming reads.
+        .systemLibrary(
+            name: "CSharedURLCacheDeflate",
+            path: "CSupport/system/libdeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         .systemLibrary(
             name: "CSharedURLCacheCrypto",
             path: "CSupport/system/libcrypto",
@@ -49,10 +57,10 @@ let package = Package(
         // The C core: the only code that touches LMDB, zlib and the on-disk layout.
         .target(
             name: "CSharedURLCache",
-            dependencies: ["CSharedURLCacheLMDB", "CSharedURLCacheZlib", "CSharedURLCacheCrypto"],
+            dependencies: ["CSharedURLCacheLMDB", "CSharedURLCacheZlib", "CSharedURLCacheDeflate", "CSharedURLCacheCrypto"],
             path: "CSupport/core",
             cSettings: [.define("_GNU_SOURCE")],
-            linkerSettings: [.linkedLibrary("lmdb"), .linkedLibrary("z"), .linkedLibrary("crypto")]
+            linkerSettings: [.linkedLibrary("lmdb"), .linkedLibrary("z"), .linkedLibrary("deflate"), .linkedLibrary("crypto")]
         ),
         // The machine's raw limit for the hot paths (a minimal C loop over LMDB + file + zlib),
         // measured beside the cache by the benchmarks and `urlcache bench`. Not used by the cache.

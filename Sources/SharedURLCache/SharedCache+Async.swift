@@ -9,8 +9,7 @@ extension SharedCache {
     /// The cached response for `request`, or `nil`; see ``cachedResponse(for:)``.
     public func cachedResponse(for request: URLRequest) async -> CachedURLResponse? {
         guard let lookup = lookupKey(for: request) else { return nil }
-        let entry = await offloaded { self.entry(for: lookup) }
-        return entry.flatMap(makeCachedResponse)
+        return await offloaded { self.cachedResponse(for: lookup).map(BuiltResponse.init) }?.value
     }
 
     /// Stores a response; see ``storeCachedResponse(_:for:)``.

@@ -10,7 +10,7 @@ within-run ratios ours / diskcache. diskcache is installed with pip if missing; 
 a CI requirement.
 
     Benchmarks/diskcache/compare.py [--urlcache PATH] [--sizes 1024,16384,262144]
-                                    [--entries 2000] [--operations 2000] [--repetitions 5]
+                                    [--entries 5000] [--operations 2000] [--repetitions 5]
 """
 import argparse
 import json
@@ -98,7 +98,7 @@ def main():
     parser.add_argument("--urlcache", default=".build-demo/release/urlcache",
                         help="the urlcache executable (built by tools/demo or swift build -c release)")
     parser.add_argument("--sizes", default="1024,16384,262144")
-    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--entries", type=int, default=5000)
     parser.add_argument("--operations", type=int, default=2000)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--directory", default=None, help="scratch directory (default: a temporary one)")

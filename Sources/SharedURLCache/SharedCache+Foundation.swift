@@ -15,10 +15,12 @@ extension SharedCache {
     /// The response for `lookup`: a memory item's kept response (after the item's version is
     /// checked against the index, docs/Design.md invariant 3), else one built from the memory
     /// item or from the store, kept with the memory item for the next hit.
-    func cachedResponse(for lookup: LookupKey) -> CachedURLResponse? {
+    /// `requestURL` is reused for the response when it spells the stored URL (parsing it again
+    /// was a noticeable part of a small hit).
+    func cachedResponse(for lookup: LookupKey, requestURL: URL? = nil) -> CachedURLResponse? {
         if let (memoryKey, item) = memoryItem(for: lookup) {
             if let built = item.response { return built.value }
-            guard let made = makeCachedResponse(item.entry) else { return nil }
+            guard let made = makeCachedResponse(item.entry, requestURL: requestURL) else { return nil }
             memory.withLock { $0.attach(BuiltResponse(made), at: memoryKey, stamp: item.stamp) }
             return made
         }
@@ -27,15 +29,16 @@ extension SharedCache {
             return nil
         }
         countHit()
-        let made = makeCachedResponse(entry)
+        let made = makeCachedResponse(entry, requestURL: requestURL)
         remember(entry, at: memoryKey, version: version, vary: vary, response: made.map(BuiltResponse.init))
         return made
     }
 
     /// Builds Foundation's response objects from an entry (once per memory item: see
     /// ``cachedResponse(for:)-(LookupKey)``).
-    func makeCachedResponse(_ entry: CacheEntry) -> CachedURLResponse? {
-        guard let url = URL(string: entry.head.url) else { return nil }
+    func makeCachedResponse(_ entry: CacheEntry, requestURL: URL? = nil) -> CachedURLResponse? {
+        let reused = requestURL.flatMap { $0.baseURL == nil && $0.absoluteString == entry.head.url ? $0 : nil }
+        guard let url = reused ?? URL(string: entry.head.url) else { return nil }
         let response: URLResponse
         switch entry.head.kind {
         case .http:

@@ -214,7 +214,7 @@ public final class SharedCache: Sendable {
     /// the body for a response without `Vary`, two index reads plus the body with `Vary`.
     public func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
         guard let lookup = lookupKey(for: request) else { return nil }
-        return cachedResponse(for: lookup)
+        return cachedResponse(for: lookup, requestURL: request.url)
     }
 
     /// Stores `cachedResponse` for `request`, replacing what was stored for it, according to

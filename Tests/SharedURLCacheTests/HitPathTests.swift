@@ -140,4 +140,17 @@ struct HitPathTests {
         let cold = try directory.makeCache(memory: 0)
         #expect(cold.get(url, headers: ["Accept-Language": "fr"]) == "fr")
     }
+
+    @Test func theResponseURLIsTheStoredURLWhateverTheRequestSpelled() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache(memory: 0)
+        let url = "https://api.example.com/items/7?v=1"
+        cache.put(url, "seven")
+        let plain = try #require(cache.cachedResponse(for: request(url)))
+        #expect(plain.response.url?.absoluteString == url)
+        let relative = URL(string: "items/7?v=1", relativeTo: URL(string: "https://api.example.com/")!)!
+        let viaRelative = try #require(cache.cachedResponse(for: URLRequest(url: relative)))
+        #expect(viaRelative.response.url?.absoluteString == url)
+        #expect(viaRelative.response.url?.baseURL == nil)
+    }
 }

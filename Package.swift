@@ -43,6 +43,14 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // Whole-body decoding of the same zlib streams (CSupport/core/body.c); zlib stays for
+        // compression and streaming reads.
+        .systemLibrary(
+            name: "CSharedURLCacheDeflate",
+            path: "CSupport/system/libdeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         .systemLibrary(
             name: "CSharedURLCacheCrypto",
             path: "CSupport/system/libcrypto",
@@ -52,10 +60,10 @@ let package = Package(
         // The C core: the only code that touches LMDB, zlib and the on-disk layout.
         .target(
             name: "CSharedURLCache",
-            dependencies: ["CSharedURLCacheLMDB", "CSharedURLCacheZlib", "CSharedURLCacheCrypto"],
+            dependencies: ["CSharedURLCacheLMDB", "CSharedURLCacheZlib", "CSharedURLCacheDeflate", "CSharedURLCacheCrypto"],
             path: "CSupport/core",
             cSettings: [.define("_GNU_SOURCE")],
-            linkerSettings: [.linkedLibrary("lmdb"), .linkedLibrary("z"), .linkedLibrary("crypto")]
+            linkerSettings: [.linkedLibrary("lmdb"), .linkedLibrary("z"), .linkedLibrary("deflate"), .linkedLibrary("crypto")]
         ),
         // The machine's raw limit for the hot paths (a minimal C loop over LMDB + file + zlib),
         // measured beside the cache by the benchmarks and `urlcache bench`. Not used by the cache.
@@ -106,6 +114,8 @@ let package = Package(
             name: "urlcache",
             dependencies: [
                 "SharedURLCacheStore",
+                "SharedURLCache",
+                "HTTPCacheSemantics",
                 "CacheMaintenance",
                 "BenchmarkDriver",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -35,11 +35,27 @@ public struct CacheKey: Sendable, Hashable {
     /// `"K"`, ``formatVersion``, then partition, method and URL, each as a 32-bit big-endian
     /// length followed by its UTF-8 bytes. Because every field carries its length, partition
     /// "a" + URL "b…" and partition "ab" + URL "…" can never encode alike.
+    ///
+    /// Written into one buffer sized up front (the same bytes as appending each field as an
+    /// array): the key is built on every lookup of a URL not seen before.
     public var encoded: [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "K"), Self.formatVersion]
-        LengthPrefix.appendField(Array(partition.utf8), to: &bytes)
-        LengthPrefix.appendField(Array(method.rawValue.utf8), to: &bytes)
-        LengthPrefix.appendField(Array(url.string.utf8), to: &bytes)
+        let port = url.port.map { ":\($0)" } ?? ""
+        let urlBytes = url.scheme.utf8.count + 3 + url.host.utf8.count + port.utf8.count + url.pathAndQuery.utf8.count
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2 + 12 + partition.utf8.count + method.rawValue.utf8.count + urlBytes)
+        bytes.append(UInt8(ascii: "K"))
+        bytes.append(Self.formatVersion)
+        LengthPrefix.append(UInt32(clamping: partition.utf8.count), to: &bytes)
+        bytes.append(contentsOf: partition.utf8)
+        LengthPrefix.append(UInt32(clamping: method.rawValue.utf8.count), to: &bytes)
+        bytes.append(contentsOf: method.rawValue.utf8)
+        // NormalizedURL.string is origin + pathAndQuery, origin scheme "://" host [":" port].
+        LengthPrefix.append(UInt32(clamping: urlBytes), to: &bytes)
+        bytes.append(contentsOf: url.scheme.utf8)
+        bytes.append(contentsOf: "://".utf8)
+        bytes.append(contentsOf: url.host.utf8)
+        bytes.append(contentsOf: port.utf8)
+        bytes.append(contentsOf: url.pathAndQuery.utf8)
         return bytes
     }
 }

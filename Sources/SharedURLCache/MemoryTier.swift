@@ -16,6 +16,12 @@ struct MemoryTier {
         var entry: CacheEntry
         /// The store version this item mirrors; `nil` when it lives in memory only.
         var version: UInt64?
+        /// Foundation's response built from `entry` on the first hit, served as is on later
+        /// hits (building it again cost most of a memory hit). Immutable, so sharing is safe.
+        var response: BuiltResponse?
+        /// Which insertion this item is (set by ``MemoryTier/insert(_:at:vary:)``), so a
+        /// response built outside the lock is attached only to the item it was built from.
+        var stamp: UInt64 = 0
     }
 
     private struct Node {
@@ -37,6 +43,7 @@ struct MemoryTier {
     private var varyMemos: [[UInt8]: VaryMemo] = [:]
     private var newest = -1
     private var oldest = -1
+    private var nextStamp: UInt64 = 1
 
     /// Bytes charged to the items held.
     private(set) var usage = 0
@@ -70,6 +77,9 @@ struct MemoryTier {
     /// - Returns: how many other items were evicted to make room.
     @discardableResult
     mutating func insert(_ item: Item, at memoryKey: MemoryKey, vary: VaryFields?) -> Int {
+        var item = item
+        item.stamp = nextStamp
+        nextStamp &+= 1
         remove(memoryKey)
         updateVaryMemo(for: memoryKey, vary: vary)
         let cost = item.entry.memoryCost
@@ -91,6 +101,13 @@ struct MemoryTier {
         linkAtFront(slot)
         usage += cost
         return evictToCapacity()
+    }
+
+    /// Keeps `response` with the item at `memoryKey` if that item is still insertion `stamp`
+    /// (it may have been replaced or removed while the response was built).
+    mutating func attach(_ response: BuiltResponse, at memoryKey: MemoryKey, stamp: UInt64) {
+        guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }
+        nodes[slot]!.item.response = response
     }
 
     /// Removes the item at `memoryKey`, if any.
@@ -128,7 +145,9 @@ struct MemoryTier {
     }
 
     mutating func removeAll() {
+        let stamp = nextStamp
         self = MemoryTier(capacity: capacity)
+        nextStamp = stamp
     }
 
     /// Changes the budget, evicting at once if it shrank.

@@ -9,8 +9,8 @@ extension SharedCache {
     /// The cached response for `request`, or `nil`; see ``cachedResponse(for:)``.
     public func cachedResponse(for request: URLRequest) async -> CachedURLResponse? {
         guard let lookup = lookupKey(for: request) else { return nil }
-        let entry = await offloaded { self.entry(for: lookup) }
-        return entry.flatMap(makeCachedResponse)
+        let url = request.url
+        return await offloaded { self.cachedResponse(for: lookup, requestURL: url).map(BuiltResponse.init) }?.value
     }
 
     /// Stores a response; see ``storeCachedResponse(_:for:)``.

@@ -3,11 +3,42 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// A built `CachedURLResponse` kept with a memory tier item. `CachedURLResponse` and the
+/// `URLResponse` inside it have no mutating members, so one instance may be handed to any number
+/// of callers on any thread (Foundation's own URLCache hands out its stored object the same way).
+final class BuiltResponse: @unchecked Sendable {
+    let value: CachedURLResponse
+    init(_ value: CachedURLResponse) { self.value = value }
+}
+
 extension SharedCache {
-    /// Rebuilds Foundation's response objects from an entry (fresh objects on every hit: they
-    /// are not Sendable, so the memory tier holds values, not them).
-    func makeCachedResponse(_ entry: CacheEntry) -> CachedURLResponse? {
-        guard let url = URL(string: entry.head.url) else { return nil }
+    /// The response for `lookup`: a memory item's kept response (after the item's version is
+    /// checked against the index, docs/Design.md invariant 3), else one built from the memory
+    /// item or from the store, kept with the memory item for the next hit.
+    /// `requestURL` is reused for the response when it spells the stored URL (parsing it again
+    /// was a noticeable part of a small hit).
+    func cachedResponse(for lookup: LookupKey, requestURL: URL? = nil) -> CachedURLResponse? {
+        if let (memoryKey, item) = memoryItem(for: lookup) {
+            if let built = item.response { return built.value }
+            guard let made = makeCachedResponse(item.entry, requestURL: requestURL) else { return nil }
+            memory.withLock { $0.attach(BuiltResponse(made), at: memoryKey, stamp: item.stamp) }
+            return made
+        }
+        guard let (entry, memoryKey, version, vary) = diskEntry(for: lookup) else {
+            countMiss()
+            return nil
+        }
+        countHit()
+        let made = makeCachedResponse(entry, requestURL: requestURL)
+        remember(entry, at: memoryKey, version: version, vary: vary, response: made.map(BuiltResponse.init))
+        return made
+    }
+
+    /// Builds Foundation's response objects from an entry (once per memory item: see
+    /// ``cachedResponse(for:)-(LookupKey)``).
+    func makeCachedResponse(_ entry: CacheEntry, requestURL: URL? = nil) -> CachedURLResponse? {
+        let reused = requestURL.flatMap { $0.baseURL == nil && $0.absoluteString == entry.head.url ? $0 : nil }
+        guard let url = reused ?? URL(string: entry.head.url) else { return nil }
         let response: URLResponse
         switch entry.head.kind {
         case .http:

@@ -15,13 +15,20 @@ struct LookupKey: Sendable {
 
 extension SharedCache {
     /// Builds the primary key: ``CacheKey`` (partition, method, normalised URL with query).
+    /// GET keys are remembered per URL string (``KeyMemo``): the partition is fixed per cache and
+    /// `Vary` only selects the variant, so the string alone determines the key.
     func cacheKey(method: String?, url: URL?) -> Result<[UInt8], StoreRefusal> {
         guard let url else { return .failure(.uncacheableRequest("no URL")) }
+        let urlString = url.absoluteString
+        let isGet = method == nil || method == "GET"
+        if isGet, let key = keyMemo.withLock({ $0.key(for: urlString) }) { return .success(key) }
         guard let method = HTTPRequest.Method(method ?? "GET") else {
             return .failure(.uncacheableRequest("invalid method"))
         }
         do {
-            return .success(try CacheKey(partition: configuration.partition, method: method, url: url.absoluteString).encoded)
+            let key = try CacheKey(partition: configuration.partition, method: method, url: urlString).encoded
+            if isGet { keyMemo.withLock { $0.remember(key, for: urlString) } }
+            return .success(key)
         } catch {
             return .failure(.uncacheableRequest("\(error)"))
         }
@@ -55,6 +62,11 @@ extension SharedCache {
     /// The memory tier's item for `lookup` if it may still be served (counted as a hit unless
     /// `counting` is `.deferred`), else `nil` (not counted: the store is asked next).
     func memoryEntry(for lookup: LookupKey, counting: LookupCounting = .now) -> CacheEntry? {
+        memoryItem(for: lookup, counting: counting)?.1.entry
+    }
+
+    /// The memory tier's item for `lookup` and where it lives, as ``memoryEntry(for:counting:)``.
+    func memoryItem(for lookup: LookupKey, counting: LookupCounting = .now) -> (MemoryKey, MemoryTier.Item)? {
         let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
             guard tier.count > 0 else { return nil }
             let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
@@ -63,16 +75,18 @@ extension SharedCache {
         guard let (memoryKey, item) = found else { return nil }
         if isCurrent(item, at: memoryKey) {
             if counting == .now { countHit(fromMemory: true) }
-            return item.entry
+            return (memoryKey, item)
         }
         memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
         return nil
     }
 
     /// Keeps an entry read from the store in the memory tier, as the version it was read as.
-    func remember(_ entry: CacheEntry, at memoryKey: MemoryKey, version: UInt64, vary: VaryFields?) {
+    func remember(_ entry: CacheEntry, at memoryKey: MemoryKey, version: UInt64, vary: VaryFields?,
+                  response: BuiltResponse? = nil) {
         let evicted = memory.withLock { tier in
-            tier.capacity > 0 ? tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: vary) : 0
+            tier.capacity > 0
+                ? tier.insert(.init(entry: entry, version: version, response: response), at: memoryKey, vary: vary) : 0
         }
         if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
     }
@@ -105,7 +119,7 @@ extension SharedCache {
     }
 
     /// Reads the entry from the store (see ``diskRecord(for:open:)``).
-    private func diskEntry(for lookup: LookupKey) -> (CacheEntry, MemoryKey, UInt64, VaryFields?)? {
+    func diskEntry(for lookup: LookupKey) -> (CacheEntry, MemoryKey, UInt64, VaryFields?)? {
         guard let store, diskCapacity > 0 else { return nil }
         do {
             guard let (record, _, memoryKey, vary) = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
@@ -161,6 +175,24 @@ extension SharedCache {
         do { try store?.remove(key: record.key, variant: record.variant) } catch {
             logger.warning("cannot purge a corrupt entry", metadata: ["error": "\(error.detailedDescription())"])
         }
+    }
+}
+
+/// GET keys by URL string, bounded: when full it starts over, so a process that sees many
+/// distinct URLs pays the key building it paid before and holds at most `limit` keys.
+struct KeyMemo {
+    static let defaultLimit = 1024
+    private(set) var keys: [String: [UInt8]] = [:]
+    let limit: Int
+
+    init(limit: Int = KeyMemo.defaultLimit) { self.limit = max(limit, 0) }
+
+    func key(for url: String) -> [UInt8]? { keys[url] }
+
+    mutating func remember(_ key: [UInt8], for url: String) {
+        guard limit > 0 else { return }
+        if keys.count >= limit { keys.removeAll(keepingCapacity: true) }
+        keys[url] = key
     }
 }
 

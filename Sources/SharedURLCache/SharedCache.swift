@@ -48,6 +48,8 @@ public final class SharedCache: Sendable {
     /// The configuration the cache was created with (capacities may have changed since).
     public let configuration: SharedCacheConfiguration
     let memory: Locked<MemoryTier>
+    /// Primary keys of GET requests by URL string (SharedCache+Lookup.swift).
+    let keyMemo = Locked(KeyMemo())
     private let diskCapacityStorage: Atomic<Int>
     let counters = Counters()
     let ioQueue: DispatchQueue
@@ -212,7 +214,7 @@ public final class SharedCache: Sendable {
     /// the body for a response without `Vary`, two index reads plus the body with `Vary`.
     public func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
         guard let lookup = lookupKey(for: request) else { return nil }
-        return entry(for: lookup).flatMap(makeCachedResponse)
+        return cachedResponse(for: lookup, requestURL: request.url)
     }
 
     /// Stores `cachedResponse` for `request`, replacing what was stored for it, according to

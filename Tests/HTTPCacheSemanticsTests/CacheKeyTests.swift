@@ -188,4 +188,23 @@ struct CacheKeyTests {
         #expect(rejected > 2000)
         #expect(accepted + rejected == 10_000)
     }
+
+    /// The encoding is the index key (docs/Formats.md): built in one buffer, it must stay byte
+    /// for byte the layout of its doc comment.
+    @Test(arguments: [
+        ("", "https://api.example.com/items/1?v=1"),
+        ("billing", "http://Example.COM:8080/a/%7e?b=%20"),
+        ("é", "https://[::1]:443/"),
+        ("p", "https://example.com"),
+    ])
+    func encodedIsTheDocumentedLayout(partition: String, url: String) throws {
+        let key = try CacheKey(partition: partition, method: .head, url: url)
+        func field(_ bytes: [UInt8]) -> [UInt8] {
+            let n = UInt32(bytes.count)
+            return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
+        }
+        let expected = [UInt8(ascii: "K"), CacheKey.formatVersion] + field(Array(partition.utf8))
+            + field(Array("HEAD".utf8)) + field(Array(key.url.string.utf8))
+        #expect(key.encoded == expected)
+    }
 }

@@ -73,6 +73,34 @@ struct CorruptionTests {
         #expect(try store.record(for: bytes("victim"))?.body == victimBody)
     }
 
+    /// Whole bodies are decoded with libdeflate (CSupport/core/body.c): damage anywhere in the
+    /// zlib stream (its header, its middle, its Adler-32 trailer) is a miss and a purge.
+    @Test("a damaged zlib stream is a miss and is purged", arguments: ["header", "middle", "trailer"])
+    func damagedStream(_ place: String) throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.inlineBodyLimitBytes = nil // every body in a file, where the stream can be reached
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        let body = makeBody(size: 20_000, compressible: true, seed: 3)
+        try store.store(RecordDescriptor(key: bytes("victim")), body: body)
+        try store.store(RecordDescriptor(key: bytes("bystander")), body: bytes("fine"))
+        let path = dir.cache + "/" + (try #require(store.debugBodyPath(for: bytes("victim"))))
+        var data = try #require(FileManager.default.contents(atPath: path))
+        // Body file layout (CSupport/core/body.c): a 48-byte header, stored_size (u64 LE at 16) bytes of stream.
+        let storedSize = (0..<8).reduce(0) { $0 | Int(data[16 + $1]) << (8 * $1) }
+        let offset = switch place {
+        case "header": 48
+        case "middle": 48 + storedSize / 2
+        default: 48 + storedSize - 1
+        }
+        data[offset] ^= 0x10
+        try data.write(to: URL(fileURLWithPath: path))
+
+        #expect(try store.record(for: bytes("victim")) == nil)
+        #expect(try store.version(for: bytes("victim")) == nil)
+        #expect(try store.record(for: bytes("bystander"))?.body == bytes("fine"))
+    }
+
     @Test("a garbage index record is a miss and is purged", arguments: [[], [0x53, 0x55, 0x43, 0x52], Array(repeating: UInt8(0xff), count: 500)])
     func garbageRecord(_ garbage: [UInt8]) throws {
         let dir = TestDirectory()

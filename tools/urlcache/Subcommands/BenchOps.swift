@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import SharedURLCache
+import SharedURLCacheStore
+
+/// One implementation's per-operation rates through the API people call, for
+/// Benchmarks/diskcache/compare.py (which runs python-diskcache on the same workload beside it).
+struct BenchOps: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-ops",
+        abstract: "Hit, miss and store rates of one implementation on a fresh directory; prints one JSON object.",
+        discussion: """
+            Fills DIR (which must not exist or be empty) with --entries entries of --size bytes \
+            (JSON-like bodies, entry i gets body i mod 32, URLs https://api.example.com/items/<i>?v=1), \
+            then times --operations hits (random order), misses and stores (replacing random entries). \
+            Implementations: shared-cache (SharedCache, memoryCapacity 0), shared-cache-memory \
+            (SharedCache with a 256 MiB memory tier; hits cycle over 256 entries already in memory, \
+            each still checked against the index), cache-store (the store core through CacheStore, \
+            on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py.
+            """,
+        shouldDisplay: false)
+
+    @Argument(help: "A new directory for this run.") var directory: String
+    @Option(help: "shared-cache, shared-cache-memory or cache-store.") var implementation: String
+    @Option(help: "Body size in bytes.") var size = 1024
+    @Option(help: "Entries stored before timing.") var entries = 2000
+    @Option(help: "Operations timed per phase.") var operations = 2000
+    @Option(help: "Phases to time, comma-separated: hit, miss, store.") var phases = "hit,miss,store"
+    @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
+
+    static func url(_ i: Int) -> URL { URL(string: "https://api.example.com/items/\(i)?v=1")! }
+    static func missURL(_ i: Int) -> URL { URL(string: "https://api.example.com/missing/\(i)?v=1")! }
+
+    /// The corpus of `urlcache bench` (BenchWorkload.body), 32 bodies per size.
+    static func body(size: Int, variant: UInt64) -> Data {
+        var out = [UInt8]()
+        out.reserveCapacity(size + 64)
+        var n = variant
+        while out.count < size {
+            n = n &* 6364136223846793005 &+ 1442695040888963407
+            out += Array(#"{"id":\#(n >> 40),"name":"item","tags":["a","b"],"price":9.99},"#.utf8)
+        }
+        return Data(out.prefix(size))
+    }
+
+    func run() throws {
+        guard ["shared-cache", "shared-cache-memory", "cache-store"].contains(implementation) else {
+            throw ValidationError("unknown implementation \(implementation)")
+        }
+        guard entries > 0, operations >= 0, size >= 0 else { throw ValidationError("--entries > 0, --operations ≥ 0") }
+        let wanted = Set(phases.split(separator: ",").map(String.init))
+        let memory = implementation == "shared-cache-memory"
+        let cache = try SharedCache(
+            memoryCapacity: memory ? 256 << 20 : 0, diskCapacity: 1 << 40, directory: URL(fileURLWithPath: directory))
+        let bodies = (0..<32).map { Self.body(size: size, variant: UInt64($0)) }
+        func response(_ i: Int) -> CachedURLResponse {
+            let http = HTTPURLResponse(
+                url: Self.url(i), statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Cache-Control": "max-age=86400", "Content-Type": "application/json"])!
+            return CachedURLResponse(response: http, data: bodies[i % 32])
+        }
+        for i in 0..<entries { cache.storeCachedResponse(response(i), for: URLRequest(url: Self.url(i))) }
+
+        var random = seed | 1
+        func nextIndex(_ bound: Int) -> Int {
+            random = random &* 6364136223846793005 &+ 1442695040888963407
+            return Int((random >> 33) % UInt64(bound))
+        }
+        // Requests are built before the clock starts, as diskcache's keys are plain strings.
+        let hot = memory ? min(entries, 256) : entries
+        let hitRequests = (0..<operations).map { _ in URLRequest(url: Self.url(nextIndex(hot))) }
+        let missRequests = (0..<operations).map { URLRequest(url: Self.missURL($0)) }
+        var result: [String: Double] = [:]
+        func timed(_ name: String, _ work: () throws -> Int) rethrows {
+            guard wanted.contains(name) else { return }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let done = try work()
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            result[name + "_per_second"] = seconds > 0 ? Double(done) / seconds : 0
+        }
+        var failures = 0
+        if implementation == "cache-store" {
+            let store = try CacheStore(directory: directory)
+            func key(_ url: URL) throws -> [UInt8] {
+                try CacheKey(partition: cache.configuration.partition, method: .get, url: url.absoluteString).encoded
+            }
+            let hitKeys = try hitRequests.map { try key($0.url!) }
+            let missKeys = try missRequests.map { try key($0.url!) }
+            try timed("hit") {
+                for k in hitKeys where try store.record(for: k)?.body == nil { failures += 1 }
+                return hitKeys.count
+            }
+            try timed("miss") {
+                for k in missKeys where try store.record(for: k) != nil { failures += 1 }
+                return missKeys.count
+            }
+        } else {
+            if memory { for i in 0..<hot { _ = cache.cachedResponse(for: URLRequest(url: Self.url(i))) } }
+            timed("hit") {
+                for request in hitRequests where cache.cachedResponse(for: request)?.data.count != size { failures += 1 }
+                return hitRequests.count
+            }
+            timed("miss") {
+                for request in missRequests where cache.cachedResponse(for: request) != nil { failures += 1 }
+                return missRequests.count
+            }
+            let stores = (0..<operations).map { _ -> (CachedURLResponse, URLRequest) in
+                let i = nextIndex(entries)
+                return (response(i), URLRequest(url: Self.url(i)))
+            }
+            timed("store") {
+                for (response, request) in stores { cache.storeCachedResponse(response, for: request) }
+                return stores.count
+            }
+        }
+        var output: [String: Any] = result
+        output["implementation"] = implementation
+        output["size"] = size
+        output["entries"] = entries
+        output["failures"] = failures
+        let json = try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys])
+        print(String(decoding: json, as: UTF8.self))
+    }
+}

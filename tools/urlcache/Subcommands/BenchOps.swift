@@ -17,7 +17,8 @@ struct BenchOps: ParsableCommand {
             Fills DIR (which must not exist or be empty) with --entries entries of --size bytes \
             (JSON-like bodies, entry i gets body i mod 32, URLs https://api.example.com/items/<i>?v=1), \
             then times --operations hits (random order), misses and stores (replacing random entries). \
-            Implementations: shared-cache (SharedCache, memoryCapacity 0), shared-cache-memory \
+            Implementations: shared-cache (SharedCache, memoryCapacity 0), shared-cache-relaxed (the \
+            same with .relaxed durability: no fdatasync per store), shared-cache-memory \
             (SharedCache with a 256 MiB memory tier; hits cycle over 256 entries already in memory, \
             each still checked against the index), cache-store (the store core through CacheStore, \
             on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py.
@@ -25,7 +26,7 @@ struct BenchOps: ParsableCommand {
         shouldDisplay: false)
 
     @Argument(help: "A new directory for this run.") var directory: String
-    @Option(help: "shared-cache, shared-cache-memory or cache-store.") var implementation: String
+    @Option(help: "shared-cache, shared-cache-relaxed, shared-cache-memory or cache-store.") var implementation: String
     @Option(help: "Body size in bytes.") var size = 1024
     @Option(help: "Entries stored before timing.") var entries = 2000
     @Option(help: "Operations timed per phase.") var operations = 2000
@@ -48,14 +49,16 @@ struct BenchOps: ParsableCommand {
     }
 
     func run() throws {
-        guard ["shared-cache", "shared-cache-memory", "cache-store"].contains(implementation) else {
+        guard ["shared-cache", "shared-cache-relaxed", "shared-cache-memory", "cache-store"].contains(implementation) else {
             throw ValidationError("unknown implementation \(implementation)")
         }
         guard entries > 0, operations >= 0, size >= 0 else { throw ValidationError("--entries > 0, --operations ≥ 0") }
         let wanted = Set(phases.split(separator: ",").map(String.init))
         let memory = implementation == "shared-cache-memory"
-        let cache = try SharedCache(
+        var configuration = SharedCacheConfiguration(
             memoryCapacity: memory ? 256 << 20 : 0, diskCapacity: 1 << 40, directory: URL(fileURLWithPath: directory))
+        if implementation == "shared-cache-relaxed" { configuration.store.durability = .relaxed }
+        let cache = try SharedCache(configuration: configuration)
         let bodies = (0..<32).map { Self.body(size: size, variant: UInt64($0)) }
         func response(_ i: Int) -> CachedURLResponse {
             let http = HTTPURLResponse(

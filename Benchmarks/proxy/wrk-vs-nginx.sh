@@ -14,6 +14,7 @@
 #   RUNS=5 Benchmarks/proxy/wrk-vs-nginx.sh     # the comparison: medians of 5 runs
 #   DURATION=30s THREADS=4 CONNECTIONS=128 Benchmarks/proxy/wrk-vs-nginx.sh
 #   SCRATCH=.build-proxy-rel Benchmarks/proxy/wrk-vs-nginx.sh   # another build folder
+#   SKIP_BUILD=1 SCRATCH=... Benchmarks/proxy/wrk-vs-nginx.sh      # use $SCRATCH/release/urlcache as built
 #   CASES="hit1k miss1k" Benchmarks/proxy/wrk-vs-nginx.sh       # a subset (hit1k hit16k hit256k miss1k procs3)
 #   PERF_OUT=/tmp/proxy.perf Benchmarks/proxy/wrk-vs-nginx.sh  # also `perf record -g` the proxy during its first 1 KiB hit run
 #
@@ -63,15 +64,17 @@ if [ ${#need_install[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-echo "building urlcache (release, $SCRATCH)…" >&2
-(cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --product urlcache >&2)
+if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "building urlcache (release, $SCRATCH)…" >&2
+    (cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --product urlcache >&2)
+fi
 case "$SCRATCH" in /*) URLCACHE="$SCRATCH/release/urlcache" ;; *) URLCACHE="$ROOT/$SCRATCH/release/urlcache" ;; esac
 
 # The origin's files.
 mkdir -p "$WORK/www" "$WORK/nginx-cache" "$WORK/nginx-tmp"
 head -c 1024 /dev/urandom | base64 -w 0 | head -c 1024 > "$WORK/www/1k"
 head -c 16384 /dev/urandom | base64 -w 0 | head -c 16384 > "$WORK/www/16k"
-head -c 262144 /dev/urandom | base64 -w 0 | head -c 262144 > "$WORK/www/256k"
+head -c 196608 /dev/urandom | base64 -w 0 > "$WORK/www/256k" # 262,144 bytes of base64, none cut (pipefail)
 mkdir -p "$WORK/www/miss" && cp "$WORK/www/1k" "$WORK/www/miss/1k"
 
 cat > "$WORK/nginx.conf" <<CONF

@@ -7,7 +7,8 @@
 #
 #   Benchmarks/proxy/callgrind-per-request.sh                 # 2,000 requests a case, .build-proxy-rel
 #   REQUESTS=5000 SCRATCH=.build-rel Benchmarks/proxy/callgrind-per-request.sh
-#   KEEP=/tmp/cg Benchmarks/proxy/callgrind-per-request.sh    # keep the callgrind files (callgrind_annotate)
+#   KEEP=/tmp/cg Benchmarks/proxy/callgrind-per-request.sh    # keep the callgrind files
+#   TOP=20 Benchmarks/proxy/callgrind-per-request.sh          # also the top symbols by own instructions
 set -euo pipefail
 REQUESTS=${REQUESTS:-2000}
 SCRATCH=${SCRATCH:-.build-proxy-rel}
@@ -60,7 +61,7 @@ CONF
 # the symbol table, which a copy without debug sections keeps.
 objcopy --strip-debug "$URLCACHE" "$WORK/urlcache"
 URLCACHE="$WORK/urlcache"
-valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out.%p" --dump-instr=no \
+valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out.%p" --dump-instr=no --compress-strings=no --compress-pos=no \
     "$URLCACHE" proxy "$WORK/cache" --listen "127.0.0.1:$OURS_PORT" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
     --no-access-log --log-level warning --threads 1 --x-cache-status > "$WORK/proxy.out" 2> "$WORK/proxy.err" &
 PROXY_PID=$!
@@ -114,6 +115,25 @@ for case in 1k miss/1k; do
     [ -n "${KEEP:-}" ] && cp "$file" "$WORK/callgrind.out.${case//\//-}"
     read -r ir mallocs < <(summarise "$file" "$REQUESTS")
     printf '%-10s %22s %18s\n' "${case/miss\/1k/miss 1k}" "$ir" "$mallocs"
+    if [ -n "${TOP:-}" ]; then
+        # Own (exclusive) instructions per function: cost lines under fn=, less the inclusive
+        # cost line that follows each calls= line.
+        python3 - "$file" "$TOP" <<'PY' | { swift demangle --simplified 2>/dev/null || cat; } | cut -c1-160
+import collections, sys
+own, fn, skip = collections.Counter(), None, False
+for line in open(sys.argv[1], errors="replace"):
+    line = line.rstrip("\n")
+    if line.startswith("fn="): fn = line[3:]; continue
+    if line.startswith("calls="): skip = True; continue
+    if line and (line[0].isdigit() or line[0] in "+-*"):
+        if skip: skip = False; continue
+        parts = line.split()
+        if len(parts) >= 2 and fn: own[fn] += int(parts[1])
+total = sum(own.values())
+for name, count in own.most_common(int(sys.argv[2])):
+    print(f"    {100 * count / total:5.1f}%  {name}")
+PY
+    fi
 done
 [ "$(curl -s -D - -o /dev/null "http://127.0.0.1:$OURS_PORT/1k" | tr -d '\r' | awk -F': ' 'tolower($1)=="x-cache-status"{print $2}')" = HIT ] ||
     echo "warning: /1k was not a HIT" >&2

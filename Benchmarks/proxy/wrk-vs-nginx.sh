@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
-# Cached 1 KiB and 16 KiB responses through `urlcache proxy` and through nginx proxy_cache
-# (Debian nginx-light), configured alike, on this machine, in one run: requests/s, p50, p99, and
-# the ratio ours/nginx, measured with wrk.
+# urlcache proxy against nginx proxy_cache (Debian nginx-light), configured alike, on this
+# machine, in one run, measured with wrk: requests/s, p50, p99, and the ratio ours/nginx for
+#   hit 1k, hit 16k, hit 256k  cached responses (Cache-Control: max-age=3600 from the origin)
+#   miss 1k                     every request goes to the origin (the origin says no-store; nginx's
+#                               location has proxy_cache off)
+#   3 procs hit 1k              three `urlcache proxy --reuse-port` processes on one port and one
+#                               cache directory, against one process (ratio 3 procs / 1 proc)
+# RUNS=N repeats the whole set N times; within each run nginx and ours alternate (which goes first
+# alternates from run to run), and the summary prints, per case, the median of the within-run
+# ratios and the medians of requests/s and p99.
 #
-#   Benchmarks/proxy/wrk-vs-nginx.sh            # 10 s per run, 2 threads, 32 connections
+#   Benchmarks/proxy/wrk-vs-nginx.sh            # 1 run, 10 s per wrk, 2 threads, 32 connections
+#   RUNS=5 Benchmarks/proxy/wrk-vs-nginx.sh     # the comparison: medians of 5 runs
 #   DURATION=30s THREADS=4 CONNECTIONS=128 Benchmarks/proxy/wrk-vs-nginx.sh
-#   SCRATCH=.build-proxy Benchmarks/proxy/wrk-vs-nginx.sh   # another build folder
-#   PERF_OUT=/tmp/proxy.perf Benchmarks/proxy/wrk-vs-nginx.sh  # also `perf record -g` the proxy during its 1 KiB run
+#   SCRATCH=.build-proxy-rel Benchmarks/proxy/wrk-vs-nginx.sh   # another build folder
+#   SKIP_BUILD=1 SCRATCH=... Benchmarks/proxy/wrk-vs-nginx.sh      # use $SCRATCH/release/urlcache as built
+#   CASES="hit1k miss1k" Benchmarks/proxy/wrk-vs-nginx.sh       # a subset (hit1k hit16k hit256k miss1k procs3)
+#   PERF_OUT=/tmp/proxy.perf Benchmarks/proxy/wrk-vs-nginx.sh  # also `perf record -g` the proxy during its first 1 KiB hit run
 #
 # Alike means: both on loopback, both with as many workers / event loop threads as cores, access
-# logs off in both, keep-alive without a request limit in both, responses stored with
-# `Cache-Control: max-age=3600` by one origin (an nginx server block serving static files), both
-# caches warmed (and checked to answer HIT) before wrk runs. wrk, nginx and the proxy share the
-# machine's cores, as they would on a service host.
+# logs off in both, keep-alive without a request limit in both, responses stored by one origin (an
+# nginx server block serving static files), both caches warmed (and checked to answer HIT, or not
+# HIT for the miss case) before wrk runs. wrk, nginx and the proxy share the machine's cores, as
+# they would on a service host. Wall-clock figures mean something only on an idle machine: the
+# script prints the load average before each run.
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-32}
 SCRATCH=${SCRATCH:-.build}
+RUNS=${RUNS:-1}
+CASES=${CASES:-hit1k hit16k hit256k miss1k procs3}
+PROCS=${PROCS:-3}
+PROC_THREADS=${PROC_THREADS:-1}
+MP_PORT=${MP_PORT:-18083}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/suc-wrk-XXXXXX)
 ORIGIN_PORT=${ORIGIN_PORT:-18080}
@@ -26,9 +42,11 @@ NGINX_PORT=${NGINX_PORT:-18081}
 OURS_PORT=${OURS_PORT:-18082}
 CORES=$(nproc)
 PROXY_PID=""
+MP_PIDS=()
 
 cleanup() {
     [ -n "$PROXY_PID" ] && kill -TERM "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null || true
+    for pid in "${MP_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
     [ -f "$WORK/nginx.pid" ] && kill -QUIT "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
     sleep 0.5
     rm -rf "$WORK"
@@ -46,14 +64,18 @@ if [ ${#need_install[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-echo "building urlcache (release, $SCRATCH)…" >&2
-(cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --product urlcache >&2)
+if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "building urlcache (release, $SCRATCH)…" >&2
+    (cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --product urlcache >&2)
+fi
 case "$SCRATCH" in /*) URLCACHE="$SCRATCH/release/urlcache" ;; *) URLCACHE="$ROOT/$SCRATCH/release/urlcache" ;; esac
 
 # The origin's files.
 mkdir -p "$WORK/www" "$WORK/nginx-cache" "$WORK/nginx-tmp"
 head -c 1024 /dev/urandom | base64 -w 0 | head -c 1024 > "$WORK/www/1k"
 head -c 16384 /dev/urandom | base64 -w 0 | head -c 16384 > "$WORK/www/16k"
+head -c 196608 /dev/urandom | base64 -w 0 > "$WORK/www/256k" # 262,144 bytes of base64, none cut (pipefail)
+mkdir -p "$WORK/www/miss" && cp "$WORK/www/1k" "$WORK/www/miss/1k"
 
 cat > "$WORK/nginx.conf" <<CONF
 user root;
@@ -77,6 +99,7 @@ http {
         root $WORK/www;
         default_type text/plain;
         location / { add_header Cache-Control "max-age=3600"; etag on; }
+        location /miss/ { add_header Cache-Control "no-store"; etag on; }
     }
     # nginx proxy_cache in front of it, as a shared cache: RFC headers decide, a status header.
     server {
@@ -88,6 +111,13 @@ http {
             proxy_cache bench;
             proxy_cache_revalidate on;
             add_header X-Cache-Status \$upstream_cache_status;
+        }
+        # Misses: the same proxying without a cache.
+        location /miss/ {
+            proxy_pass http://127.0.0.1:$ORIGIN_PORT;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache off;
         }
     }
 }
@@ -101,41 +131,102 @@ PROXY_PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/proxy.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$WORK/proxy.out" || { echo "urlcache proxy did not start:" >&2; cat "$WORK/proxy.err" >&2; exit 1; }
 
-# Warm both caches and check that they answer from the cache.
+if [[ " $CASES " == *" procs3 "* ]]; then
+    for i in $(seq 1 "$PROCS"); do
+        "$URLCACHE" proxy "$WORK/urlcache-mp-cache" --listen "127.0.0.1:$MP_PORT" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
+            --no-access-log --log-level warning --threads "$PROC_THREADS" --reuse-port --x-cache-status \
+            > "$WORK/mp$i.out" 2> "$WORK/mp$i.err" &
+        MP_PIDS+=($!)
+        for _ in $(seq 1 100); do grep -q "listening on" "$WORK/mp$i.out" 2>/dev/null && break; sleep 0.1; done
+        grep -q "listening on" "$WORK/mp$i.out" || { echo "urlcache proxy $i (--reuse-port) did not start:" >&2; cat "$WORK/mp$i.err" >&2; exit 1; }
+    done
+fi
+
+cache_status() { curl -s -D - -o /dev/null "http://127.0.0.1:$1/$2" | tr -d '\r' | awk -F': ' 'tolower($1)=="x-cache-status"{print $2}'; }
+
+# Warm the caches and check that they answer from the cache (each curl is a new connection, so
+# with several processes on one port every process gets some).
 for port in $NGINX_PORT $OURS_PORT; do
-    for path in 1k 16k; do
+    for path in 1k 16k 256k; do
         for _ in 1 2 3; do curl -s -o /dev/null "http://127.0.0.1:$port/$path"; done
-        status=$(curl -s -D - -o /dev/null "http://127.0.0.1:$port/$path" | tr -d '\r' | awk -F': ' 'tolower($1)=="x-cache-status"{print $2}')
+        status=$(cache_status "$port" "$path")
         [ "$status" = "HIT" ] || { echo "port $port /$path answered '$status', not HIT" >&2; exit 1; }
     done
+    status=$(cache_status "$port" miss/1k)
+    [ "$status" != "HIT" ] || { echo "port $port /miss/1k answered HIT" >&2; exit 1; }
 done
+if [ ${#MP_PIDS[@]} -gt 0 ]; then
+    for _ in $(seq 1 $((PROCS * 10))); do curl -s -o /dev/null "http://127.0.0.1:$MP_PORT/1k"; done
+    for _ in $(seq 1 $((PROCS * 3))); do
+        status=$(cache_status "$MP_PORT" 1k)
+        [ "$status" = "HIT" ] || { echo "port $MP_PORT /1k answered '$status', not HIT" >&2; exit 1; }
+    done
+fi
 
-# wrk's --latency output: "Requests/sec: N" and percentile lines "50%  1.23ms".
-run_wrk() { # port path → "rps p50 p99"
-    local out
+# wrk's --latency output: "Requests/sec: N" and percentile lines "50%  1.23ms" (us, ms or s).
+to_ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) printf "%.3f", v/1000; else if (v ~ /ms$/) printf "%.3f", v+0; else if (v ~ /s$/) printf "%.3f", v*1000; else print v }'; }
+run_wrk() { # port path → "rps p50ms p99ms"
+    local out rps p50 p99
     out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "http://127.0.0.1:$1/$2")
-    local rps p50 p99
     rps=$(awk '/^Requests\/sec:/{print $2}' <<<"$out")
     p50=$(awk '$1=="50%"{print $2}' <<<"$out")
     p99=$(awk '$1=="99%"{print $2}' <<<"$out")
     if grep -q "Non-2xx" <<<"$out"; then echo "wrk saw non-2xx answers on port $1:" >&2; echo "$out" >&2; fi
-    echo "$rps $p50 $p99"
+    echo "$rps $(to_ms "$p50") $(to_ms "$p99")"
 }
 
+# case → "label path baseline-port baseline-name ours-port ours-name"
+case_spec() {
+    case "$1" in
+        hit1k) echo "hit-1KiB 1k $NGINX_PORT nginx $OURS_PORT urlcache" ;;
+        hit16k) echo "hit-16KiB 16k $NGINX_PORT nginx $OURS_PORT urlcache" ;;
+        hit256k) echo "hit-256KiB 256k $NGINX_PORT nginx $OURS_PORT urlcache" ;;
+        miss1k) echo "miss-1KiB miss/1k $NGINX_PORT nginx $OURS_PORT urlcache" ;;
+        procs3) echo "hit-1KiB-${PROCS}procs 1k $OURS_PORT urlcache-1proc $MP_PORT urlcache-${PROCS}procs" ;;
+        *) echo "unknown case $1" >&2; exit 1 ;;
+    esac
+}
+
+RESULTS="$WORK/results" # run case base_rps base_p99 ours_rps ours_p99 ratio
+: > "$RESULTS"
 echo
-echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, cached responses, $CORES cores, $(date -u +%Y-%m-%dT%H:%MZ)"
-printf '%-9s %-22s %12s %10s %10s\n' "response" "server" "requests/s" "p50" "p99"
-for path in 1k 16k; do
-    read -r n_rps n_p50 n_p99 < <(run_wrk "$NGINX_PORT" "$path")
-    perf_pid=""
-    if [ -n "${PERF_OUT:-}" ] && [ "$path" = 1k ]; then
-        perf record -q -F 999 -g -p "$PROXY_PID" -o "$PERF_OUT" -- sleep "${DURATION%s}" 2>/dev/null &
-        perf_pid=$!
-    fi
-    read -r o_rps o_p50 o_p99 < <(run_wrk "$OURS_PORT" "$path")
-    [ -n "$perf_pid" ] && wait "$perf_pid"
-    size=$([ "$path" = 1k ] && echo "1 KiB" || echo "16 KiB")
-    printf '%-9s %-22s %12s %10s %10s\n' "$size" "nginx proxy_cache" "$n_rps" "$n_p50" "$n_p99"
-    printf '%-9s %-22s %12s %10s %10s\n' "$size" "urlcache proxy" "$o_rps" "$o_p50" "$o_p99"
-    printf '%-9s %-22s %12s\n' "$size" "ratio ours/nginx" "$(awk -v a="$o_rps" -v b="$n_rps" 'BEGIN{printf "%.2f", a/b}')"
+echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $RUNS run(s), $CORES cores, $(date -u +%Y-%m-%dT%H:%MZ)"
+perf_done=""
+for run in $(seq 1 "$RUNS"); do
+    echo
+    echo "run $run/$RUNS, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-20s %-18s %12s %10s %10s\n' "case" "server" "requests/s" "p50 ms" "p99 ms"
+    for c in $CASES; do
+        read -r label path bport bname oport oname < <(case_spec "$c")
+        # Alternate who goes first, so neither always runs on a machine warmed by the other.
+        order="base ours"; [ $((run % 2)) -eq 0 ] && order="ours base"
+        for who in $order; do
+            if [ "$who" = base ]; then
+                read -r b_rps b_p50 b_p99 < <(run_wrk "$bport" "$path")
+            else
+                perf_pid=""
+                if [ -n "${PERF_OUT:-}" ] && [ "$c" = hit1k ] && [ -z "$perf_done" ]; then
+                    perf record -q -F 999 -g -p "$PROXY_PID" -o "$PERF_OUT" -- sleep "${DURATION%s}" 2>/dev/null &
+                    perf_pid=$!; perf_done=1
+                fi
+                read -r o_rps o_p50 o_p99 < <(run_wrk "$oport" "$path")
+                [ -n "$perf_pid" ] && wait "$perf_pid"
+            fi
+        done
+        ratio=$(awk -v a="$o_rps" -v b="$b_rps" 'BEGIN{printf "%.3f", a/b}')
+        printf '%-20s %-18s %12s %10s %10s\n' "$label" "$bname" "$b_rps" "$b_p50" "$b_p99"
+        printf '%-20s %-18s %12s %10s %10s\n' "$label" "$oname" "$o_rps" "$o_p50" "$o_p99"
+        printf '%-20s %-18s %12s\n' "$label" "ratio" "$ratio"
+        echo "$run $c $b_rps $b_p99 $o_rps $o_p99 $ratio" >> "$RESULTS"
+    done
+done
+
+median() { sort -g | awk '{a[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2 }'; }
+echo
+echo "medians of $RUNS run(s) (ratio: the median of the within-run ratios ours/baseline)"
+printf '%-20s %-18s %12s %10s %-18s %12s %10s %8s\n' "case" "baseline" "requests/s" "p99 ms" "ours" "requests/s" "p99 ms" "ratio"
+for c in $CASES; do
+    read -r label path bport bname oport oname < <(case_spec "$c")
+    col() { awk -v c="$c" -v k="$1" '$2==c{print $k}' "$RESULTS" | median; }
+    printf '%-20s %-18s %12s %10s %-18s %12s %10s %8s\n' "$label" "$bname" "$(col 3)" "$(col 4)" "$oname" "$(col 5)" "$(col 6)" "$(col 7)"
 done

@@ -85,6 +85,10 @@ public struct ProxyConfiguration: Sendable {
     public var idleTimeout: TimeAmount
     /// Event loop threads (default: one per core).
     public var eventLoopThreads: Int
+    /// Sets `SO_REUSEPORT` on the listening socket, so several proxy processes on one cache
+    /// directory can listen on the same port and the kernel spreads connections among them
+    /// (docs/Design.md, invariant 3: each process sees the others' stores through the shared index).
+    public var reusePort: Bool
     /// One line per request (method, target, status, cache status, bytes, duration) at `info`
     /// on the `urlcache.proxy.access` logger.
     public var accessLog: Bool
@@ -104,6 +108,7 @@ public struct ProxyConfiguration: Sendable {
         self.maximumRequestBodyBytes = 64 << 20
         self.idleTimeout = .seconds(75)
         self.eventLoopThreads = System.coreCount
+        self.reusePort = false
         self.accessLog = true
         self.client = CachingHTTPClient.Configuration()
         self.client.caching.policy.targetedFields = [CachePolicyConfiguration.cdnCacheControl]

@@ -58,6 +58,50 @@ struct ProxyProcessTests {
         #expect(outcome.err.contains("shutting down"))
     }
 
+    @Test("three urlcache proxy processes with --reuse-port on one port and one directory all answer, and share the entries")
+    func reusePortProcessesShareTheDirectory() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let origin = try LoopbackOrigin { request, _ in
+            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+        }
+        defer { origin.stop() }
+        let directory = TemporaryDirectory(prefix: "suc-proxy-reuseport")
+        let port = LoopbackSocket.freePort()
+        // Given: three processes bound to one port (SO_REUSEPORT) over one cache directory, each
+        // naming itself in Cache-Status so the test sees which one answered.
+        var children: [ChildProcess] = []
+        for index in 1...3 {
+            let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
+                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
+                "--reuse-port", "--x-cache-status", "--cache-status-name", "p\(index)",
+            ])
+            children.append(child)
+            let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
+            #expect(ready, "process \(index) did not listen")
+        }
+
+        // When: one request stores the entry, then many new connections ask for it.
+        let first = try await send(port: port, "/shared")
+        #expect(first.status == 200 && first.text == "from /shared")
+        var answeredBy: Set<String> = []
+        for _ in 0..<60 {
+            let hit = try await send(port: port, "/shared")
+            #expect(hit.status == 200 && hit.text == "from /shared")
+            #expect(hit.cacheStatus == "HIT", "\(hit.headers)")
+            if let status = hit.header("Cache-Status"), let name = status.split(separator: ";").first { answeredBy.insert(String(name)) }
+        }
+
+        // Then: the origin saw one request (every process found the entry in the shared
+        // directory), and more than one process answered (the kernel spread the connections).
+        #expect(origin.requests.filter { $0.target == "/shared" }.count == 1)
+        #expect(answeredBy.count > 1, "answered by \(answeredBy)")
+        for child in children {
+            kill(child.pid, SIGTERM)
+            let outcome = try await RawConnection.offPool { child.finish(deadline: 60) }
+            #expect(outcome.status == 0, "stderr: \(outcome.err)")
+        }
+    }
+
     private func send(port: Int, _ target: String) async throws -> RawResponse {
         let connection = try await RawConnection.open(port: port)
         defer { connection.close() }

@@ -35,6 +35,8 @@ struct Proxy: ParsableCommand {
     @Option(help: "Seconds allowed to connect to the origin; a refused connect is answered at once (stale where allowed, else 504/502).")
     var connectTimeout = 3
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
+    @Flag(help: "SO_REUSEPORT on the listening socket: several proxy processes (one cache directory) may listen on one port.")
+    var reusePort = false
     @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
     var targetedCacheControl = "CDN-Cache-Control"
     @Flag(help: "No access log lines.") var noAccessLog = false
@@ -71,6 +73,7 @@ struct Proxy: ParsableCommand {
         configuration.upstreamTimeout = .seconds(Int64(upstreamTimeout))
         configuration.connectTimeout = .seconds(Int64(connectTimeout))
         if let threads { configuration.eventLoopThreads = threads }
+        configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
         let cache = ProxyCacheSettings(

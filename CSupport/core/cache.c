@@ -570,7 +570,9 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
     /* Never MDB_WRITEMAP (SIGBUS on a full disk, stray writes); MDB_NOTLS for Swift tasks that
      * hop threads; MDB_NORDAHEAD because lookups are random. */
     unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
-    if (c->opts.durability == SUC_DURABILITY_RELAXED) flags |= MDB_NOSYNC;
+    /* Relaxed commits skip the sync only once the unsynced marker is open (unsynced.c); until
+     * then, as during a new directory's first commits, they are synced as in the default mode. */
+    if (c->opts.durability == SUC_DURABILITY_RELAXED && c->unsyncedfd >= 0) flags |= MDB_NOSYNC;
     else if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
     if ((rc = mdb_env_open(env, path, flags, 0660))) {
         mdb_env_close(env);

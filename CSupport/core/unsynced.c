@@ -138,7 +138,9 @@ int suc_unsynced_open(suc_cache *c, suc_error *err) {
     int fd = open_marker(c->rootfd, err);
     if (fd < 0) return SUC_EIO;
     c->unsyncedfd = fd;
-    return SUC_OK;
+    /* From here on commits may skip their sync: every one of them sets the marker first. */
+    int mrc = mdb_env_set_flags(c->env, MDB_NOSYNC, 1);
+    return mrc ? suc_fail_mdb(err, "mdb_env_set_flags", mrc) : SUC_OK;
 }
 
 int suc_unsynced_before_commit(suc_cache *c, suc_error *err) {

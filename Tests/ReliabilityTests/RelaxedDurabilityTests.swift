@@ -70,6 +70,18 @@ extension Reliability {
             for i in 0..<5 { #expect(try Child.run(["get", dir, "key-\(i)"]).status == 0) }
         }
 
+        @Test("a relaxed open of a directory that is not a cache refuses it and writes nothing into it")
+        func notACacheStaysUntouched() throws {
+            let scratch = Scratch()
+            let dir = scratch.root + "/home-like"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: dir + "/notes.txt", contents: Data("mine".utf8))
+            var configuration = CacheStoreConfiguration()
+            configuration.durability = .relaxed
+            #expect(throws: CacheError.self) { _ = try CacheStore(directory: dir, configuration: configuration) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["notes.txt"])
+        }
+
         @Test("sync() makes relaxed stores durable while the handle stays open")
         func explicitSync() throws {
             let scratch = Scratch()

@@ -244,6 +244,64 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
     return total > (int64_t)limit ? SUC_ECAPACITY : SUC_OK;
 }
 
+/* Removes every variant of op->key except the ikeys in `keep` (count `nkeep`). */
+static int remove_other_variants(suc_cache *c, MDB_txn *txn, suc_op *op, const uint8_t *keep, size_t nkeep,
+                                 suc_counters *d, suc_error *err) {
+    uint8_t *list = NULL;
+    size_t n = 0;
+    int rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        const uint8_t *ikey = list + i * SUC_IKEY_LEN;
+        int kept = 0;
+        for (size_t j = 0; j < nkeep; j++) kept |= memcmp(ikey, keep + j * SUC_IKEY_LEN, SUC_IKEY_LEN) == 0;
+        if (kept) continue;
+        rc = suc_index_delete(c, txn, ikey, op, d, err);
+        if (rc == MDB_NOTFOUND) rc = SUC_OK;
+    }
+    free(list);
+    return rc;
+}
+
+/* The put's variant rule (SUC_PUT_SOLE_VARIANT / SUC_PUT_SELECTOR), in the put's transaction,
+ * after its record went in. Removals here are the store's bookkeeping, not removals. */
+static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                              suc_error *err) {
+    uint64_t removed = op->removed;
+    int rc;
+    if (op->put_flags & SUC_PUT_SOLE_VARIANT) {
+        rc = remove_other_variants(c, txn, op, op->ikey, 1, d, err);
+    } else {
+        uint8_t keep[2 * SUC_IKEY_LEN];
+        memcpy(keep, op->ikey, SUC_IKEY_LEN);
+        suc_ikey_make(op->key, op->key_len, NULL, 0, keep + SUC_IKEY_LEN);
+        MDB_val k = {SUC_IKEY_LEN, keep + SUC_IKEY_LEN}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(selector)", mrc);
+        suc_record old, sel;
+        if (suc_record_decode(op->selector, op->selector_len, &sel))
+            return suc_fail(err, SUC_EINVAL, "selector", 0, 0, "internal: selector does not decode");
+        if (mrc == 0 && suc_record_decode(v.mv_data, v.mv_size, &old) == SUC_OK && old.key_len == op->key_len &&
+            memcmp(old.key, op->key, op->key_len) == 0 && old.app_flags == sel.app_flags &&
+            old.head_len == sel.head_len && memcmp(old.head, sel.head, sel.head_len) == 0)
+            return SUC_OK; /* the same selector: the other variants stay selectable */
+        suc_op put = {0};
+        memcpy(put.ikey, keep + SUC_IKEY_LEN, SUC_IKEY_LEN);
+        put.record = op->selector;
+        put.record_len = op->selector_len;
+        rc = suc_index_put(c, txn, &put, d, seq, err);
+        d->stores -= 1; /* bookkeeping, not a store */
+        /* A response stored there before had a body file: it goes after the commit too. */
+        for (size_t i = 0; rc == SUC_OK && i < put.dead_count; i++)
+            if (op_add_dead(op, put.dead_ids + i * SUC_BODY_ID_LEN))
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
+        suc_op_release(&put);
+        /* Another record was there: the variants it selected are not this selector's. */
+        if (rc == SUC_OK && mrc == 0) rc = remove_other_variants(c, txn, op, keep, 2, d, err);
+    }
+    op->removed = removed;
+    return rc;
+}
+
 /* A put under the online cap (a full cache evicts, as URLCache does, and a missed cron run
  * cannot fill the disk): least-recently-used entries are evicted in the same commit until the
  * new entry fits; only an entry larger than the cap itself is refused (the batch goes on). */
@@ -269,7 +327,9 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
             if (rc) return rc;
         }
     }
-    return suc_index_put(c, txn, op, d, seq, err);
+    int rc = suc_index_put(c, txn, op, d, seq, err);
+    if (rc || !op->put_flags) return rc;
+    return apply_variant_rule(c, txn, op, d, seq, err);
 }
 
 static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {

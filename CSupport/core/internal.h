@@ -151,6 +151,8 @@ typedef struct suc_op {
     uint8_t *record; size_t record_len; /* PUT: encoded record, version patched in the txn */
     uint64_t expect_version;
     uint64_t capacity_bytes; /* PUT: the online cap for this store; 0 = the handle's */
+    uint32_t put_flags;      /* PUT: SUC_PUT_SOLE_VARIANT or SUC_PUT_SELECTOR */
+    uint8_t *selector; size_t selector_len; /* PUT with SUC_PUT_SELECTOR: its encoded record */
     /* results */
     int rc;
     int op_rc;        /* this operation alone was refused (e.g. hard cap); detail in err */

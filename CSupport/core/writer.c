@@ -205,6 +205,17 @@ static int check_params(suc_cache *c, const suc_put_params *p, suc_error *err) {
     if (p->head_len > c->opts.max_head_bytes)
         return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
                         "response head exceeds the limit of %u bytes", c->opts.max_head_bytes);
+    if ((p->flags & SUC_PUT_SOLE_VARIANT) && (p->flags & SUC_PUT_SELECTOR))
+        return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0,
+                        "SUC_PUT_SOLE_VARIANT and SUC_PUT_SELECTOR exclude each other");
+    if ((p->flags & SUC_PUT_SELECTOR) && p->variant_len == 0)
+        return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0,
+                        "SUC_PUT_SELECTOR needs a variant: the selector takes the empty one");
+    if ((p->flags & SUC_PUT_SELECTOR) && p->selector_head_len && !p->selector_head)
+        return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0, "NULL pointer with a length");
+    if ((p->flags & SUC_PUT_SELECTOR) && p->selector_head_len > c->opts.max_head_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
+                        "selector head exceeds the limit of %u bytes", c->opts.max_head_bytes);
     if (p->user_info_len > c->opts.max_user_info_bytes)
         return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
                         "userInfo exceeds the limit of %u bytes", c->opts.max_user_info_bytes);
@@ -319,6 +330,28 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     op.record = meta;
     op.record_len = rec_len;
     op.capacity_bytes = p->capacity_bytes;
+    op.put_flags = p->flags & (SUC_PUT_SOLE_VARIANT | SUC_PUT_SELECTOR);
+    op.key = p->key;
+    op.key_len = p->key_len;
+    if (p->flags & SUC_PUT_SELECTOR) {
+        /* The selector: a body-less inline record at the empty variant. */
+        suc_record sel = {0};
+        sel.flags = SUC_REC_INLINE | SUC_REC_RAW;
+        sel.stored_at_ms = p->stored_at_ms;
+        sel.last_used_ms = rec.last_used_ms;
+        sel.body_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+        sel.app_flags = p->selector_app_flags;
+        sel.key = p->key; sel.key_len = (uint32_t)p->key_len;
+        sel.partition = p->partition; sel.partition_len = (uint32_t)p->partition_len;
+        sel.head = p->selector_head; sel.head_len = (uint32_t)p->selector_head_len;
+        sel.inline_body = (const uint8_t *)"";
+        op.selector_len = suc_record_size(&sel);
+        if (!(op.selector = suc_os_malloc(op.selector_len))) {
+            rc = suc_fail(err, SUC_ENOMEM, "malloc(selector)", ENOMEM, 0, "out of memory");
+            goto out;
+        }
+        suc_record_encode(&sel, op.selector);
+    }
     rc = suc_index_submit(c, &op, err);
     if (rc == SUC_OK) {
         published = 0; /* the index owns the file now */
@@ -332,6 +365,7 @@ out:
     if (published) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);
     suc_os_close(final_dirfd);
     suc_op_release(&op);
+    free(op.selector);
     free(meta);
     suc_writer_abort(w);
     return rc;

@@ -143,47 +143,25 @@ extension SharedCache {
         memory.withLock { $0.removeAll(key: key) }
     }
 
-    /// The disk write. Without `Vary`: the response at the empty variant (one write), then any
-    /// variants of an earlier `Vary` response are removed so no process's memory tier can still
-    /// validate them. With `Vary`: the response at its variant, then the vary spec at the empty
-    /// variant when it is missing or different — and when a different spec is replaced, the
-    /// variants it selected are removed for the same reason.
-    /// `capacity` is the disk capacity each of its stores evicts to.
+    /// The disk write: one commit (``otherVariants(for:)``). `capacity` is the disk capacity
+    /// the store evicts to.
     private func write(_ prepared: PreparedStore, to store: CacheStore, capacity: Int) throws(CacheError) -> UInt64 {
         let descriptor = RecordDescriptor(
             key: prepared.key, variant: prepared.variant, partition: Array(configuration.partition.utf8),
             head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
-            appFlags: RecordKind.response.rawValue)
-        let version = try store.store(descriptor, body: Array(prepared.entry.body), capacityBytes: capacity)
-        try reconcileVariants(key: prepared.key, variant: prepared.variant, vary: prepared.vary,
-                              storedAt: prepared.entry.storedAt, in: store, capacity: capacity)
-        return version
+            appFlags: RecordKind.response.rawValue, otherVariants: Self.otherVariants(for: prepared.vary))
+        return try store.store(descriptor, body: Array(prepared.entry.body), capacityBytes: capacity)
     }
 
-    /// The index bookkeeping after a response was written at (key, variant); see
-    /// ``write(_:to:capacity:)``.
-    func reconcileVariants(key: [UInt8], variant: [UInt8], vary: VaryFields?, storedAt: Date,
-                           in store: CacheStore, capacity: Int) throws(CacheError) {
-        let prepared = (key: key, variant: variant, vary: vary)
-        guard let vary = prepared.vary else {
-            for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty {
-                try store.remove(key: prepared.key, variant: variant)
-            }
-            return
-        }
-        let spec = VarySpec(names: vary.names.map(\.canonicalName)).encoded()
-        let current = try store.record(for: prepared.key, variant: [], includeBody: false, countAsUse: false)
-        if let current, current.appFlags == RecordKind.varySpec.rawValue, current.head == spec { return }
-        try store.store(
-            RecordDescriptor(
-                key: prepared.key, partition: Array(configuration.partition.utf8), head: spec,
-                storedAt: storedAt, appFlags: RecordKind.varySpec.rawValue),
-            body: [], capacityBytes: capacity)
-        if let current, current.appFlags == RecordKind.varySpec.rawValue {
-            for (variant, _) in try store.variants(for: prepared.key) where !variant.isEmpty && variant != prepared.variant {
-                try store.remove(key: prepared.key, variant: variant)
-            }
-        }
+    /// What a response's store does to the key's other variants, in its own commit. Without
+    /// `Vary`: it is the key's only entry, so no process's memory tier can still validate a
+    /// variant of an earlier `Vary` response. With `Vary`: the vary spec goes to the empty
+    /// variant unless the same one is there; a different one is replaced, and the variants it
+    /// selected are removed for the same reason (docs/Formats.md, "Variants").
+    static func otherVariants(for vary: VaryFields?) -> OtherVariants {
+        guard let vary else { return .remove }
+        return .selectedBy(head: VarySpec(names: vary.names.map(\.canonicalName)).encoded(),
+                           appFlags: RecordKind.varySpec.rawValue)
     }
 
     /// Store times are kept to the millisecond, as the index keeps them, so that

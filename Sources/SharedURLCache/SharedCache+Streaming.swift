@@ -159,8 +159,8 @@ extension SharedCache {
     }
 
     /// Publishes a streamed body with its head (index commit last, as every store, evicting to
-    /// the disk capacity), then does the `Vary` bookkeeping and keeps a small body in the
-    /// memory tier. What the disk refuses leaves nothing of the key behind
+    /// the disk capacity, with the `Vary` bookkeeping in the same commit), then keeps a small
+    /// body in the memory tier. What the disk refuses leaves nothing of the key behind
     /// (``dropRefused(key:_:url:)``).
     func commitStreamed(_ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?) {
         let head = Self.responseHead(url: plan.url, stored: plan.stored, bodyBytes: bodyBytes)
@@ -178,10 +178,9 @@ extension SharedCache {
             version = try writer.commit(
                 RecordDescriptor(
                     key: plan.key, variant: plan.variant, partition: Array(configuration.partition.utf8), head: headBytes,
-                    userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue),
+                    userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue,
+                    otherVariants: Self.otherVariants(for: plan.vary)),
                 capacityBytes: capacity)
-            try reconcileVariants(key: plan.key, variant: plan.variant, vary: plan.vary, storedAt: plan.storedAt, in: store,
-                                  capacity: capacity)
         } catch {
             dropRefused(key: plan.key, error, url: url)
             return

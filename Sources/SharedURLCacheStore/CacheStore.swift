@@ -299,35 +299,44 @@ extension Double {
 }
 
 extension RecordDescriptor {
+    /// The selector's head, empty unless ``otherVariants`` is `.selectedBy`.
+    private var selectorHead: [UInt8] {
+        if case .selectedBy(let head, _) = otherVariants { return head }
+        return []
+    }
+
     /// Lends a `suc_put_params` whose pointers are valid only inside `body`; `capacityBytes`
     /// `nil` leaves the handle's hard cap in force.
     func withParams<R>(capacityBytes: Int?, _ body: (inout suc_put_params) -> R) -> R {
-        key.withUnsafeBytes { k in
-            variant.withUnsafeBytes { v in
-                partition.withUnsafeBytes { p in
-                    head.withUnsafeBytes { h in
-                        userInfo.withUnsafeBytes { u in
-                            var params = suc_put_params()
-                            params.key = k.baseAddress
-                            params.key_len = k.count
-                            params.variant = v.baseAddress
-                            params.variant_len = v.count
-                            params.partition = p.baseAddress
-                            params.partition_len = p.count
-                            params.head = h.baseAddress
-                            params.head_len = h.count
-                            params.user_info = u.baseAddress
-                            params.user_info_len = u.count
-                            params.stored_at_ms = CacheStore.milliseconds(storedAt)
-                            params.app_flags = appFlags
-                            params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
-                            params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
-                            return body(&params)
-                        }
-                    }
+        key.withUnsafeBytes { k in variant.withUnsafeBytes { v in partition.withUnsafeBytes { p in
+            head.withUnsafeBytes { h in userInfo.withUnsafeBytes { u in selectorHead.withUnsafeBytes { s in
+                var params = suc_put_params()
+                params.key = k.baseAddress
+                params.key_len = k.count
+                params.variant = v.baseAddress
+                params.variant_len = v.count
+                params.partition = p.baseAddress
+                params.partition_len = p.count
+                params.head = h.baseAddress
+                params.head_len = h.count
+                params.user_info = u.baseAddress
+                params.user_info_len = u.count
+                params.stored_at_ms = CacheStore.milliseconds(storedAt)
+                params.app_flags = appFlags
+                params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
+                params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
+                switch otherVariants {
+                case .leave: break
+                case .remove: params.flags |= UInt32(SUC_PUT_SOLE_VARIANT)
+                case .selectedBy(_, let flags):
+                    params.flags |= UInt32(SUC_PUT_SELECTOR)
+                    params.selector_head = s.baseAddress
+                    params.selector_head_len = s.count
+                    params.selector_app_flags = flags
                 }
-            }
-        }
+                return body(&params)
+            } } }
+        } } }
     }
 }
 

@@ -16,10 +16,13 @@ public struct RecordDescriptor: Sendable, Hashable {
     public var appFlags: UInt32
     /// Store the body as it is (already content-encoded, or known incompressible).
     public var storeUncompressed: Bool
+    /// What the store does to the key's other variants, in the same commit.
+    public var otherVariants: OtherVariants
 
     public init(
         key: [UInt8], variant: [UInt8] = [], partition: [UInt8] = [], head: [UInt8] = [],
-        userInfo: [UInt8] = [], storedAt: Date = Date(), appFlags: UInt32 = 0, storeUncompressed: Bool = false
+        userInfo: [UInt8] = [], storedAt: Date = Date(), appFlags: UInt32 = 0, storeUncompressed: Bool = false,
+        otherVariants: OtherVariants = .leave
     ) {
         self.key = key
         self.variant = variant
@@ -29,7 +32,23 @@ public struct RecordDescriptor: Sendable, Hashable {
         self.storedAt = storedAt
         self.appFlags = appFlags
         self.storeUncompressed = storeUncompressed
+        self.otherVariants = otherVariants
     }
+}
+
+/// What one store does to the other variants of its key, in its own commit: so a response and
+/// the record that selects among the key's variants never disagree, in any process, and one
+/// store is one commit (docs/Formats.md, "Variants").
+public enum OtherVariants: Sendable, Hashable {
+    /// Leaves them: the store touches only its own key and variant.
+    case leave
+    /// The entry is the key's only one: every other variant is removed.
+    case remove
+    /// Puts a body-less selector record (`head`, `appFlags`) at the empty variant, unless an
+    /// identical one is there; replacing another record there removes every variant but the
+    /// stored one (they were chosen by a rule that no longer holds). The stored entry's variant
+    /// must not be empty.
+    case selectedBy(head: [UInt8], appFlags: UInt32)
 }
 
 /// An entry read from the store: a value, independent of any transaction.

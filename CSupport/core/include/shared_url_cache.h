@@ -197,6 +197,14 @@ int suc_cache_discarded_unsynced_index(const suc_cache *cache);
 /* ---- Storing --------------------------------------------------------------------------- */
 
 #define SUC_PUT_RAW 0x1u /* store the body uncompressed (already content-encoded, or incompressible) */
+/* What a store does to the key's other variants, in its own commit (so a response and the record
+ * that selects among its variants never disagree, and one store is one commit; docs/Formats.md
+ * "Variants"). Without either flag a store touches only its own key and variant. */
+#define SUC_PUT_SOLE_VARIANT 0x2u /* the entry is the key's only one: every other variant goes */
+#define SUC_PUT_SELECTOR 0x4u     /* also put the selector record (selector_head, selector_app_flags,
+                                     no body) at the empty variant, unless an identical one is
+                                     there; replacing another record there removes every variant
+                                     but this entry's */
 
 typedef struct suc_put_params {
     const void *key; size_t key_len;             /* primary key bytes (required, non-empty) */
@@ -209,6 +217,8 @@ typedef struct suc_put_params {
     uint32_t flags;                              /* SUC_PUT_* */
     uint64_t capacity_bytes;                     /* this store's online cap (see hard_cap_bytes);
                                                     0 = the handle's hard_cap_bytes */
+    const void *selector_head; size_t selector_head_len; /* SUC_PUT_SELECTOR: the selector's head */
+    uint32_t selector_app_flags;                 /* SUC_PUT_SELECTOR: the selector's app_flags */
 } suc_put_params;
 
 /* A body being written: bytes are compressed and streamed to a temp file as they arrive, so a

@@ -5,7 +5,8 @@ import PackageDescription
 //   urlcache (tools/) → { CachingProxy, CacheMaintenance, BenchmarkDriver }
 //   CachingProxy → SharedURLCacheAsyncHTTPClient → SharedURLCache;  SharedURLCacheFoundation → SharedURLCache
 //   SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore };  CacheMaintenance → { HTTPCacheSemantics, SharedURLCacheStore }
-//   BenchmarkDriver → SharedURLCacheStore;  SharedURLCacheStore → CSharedURLCache (the C core)
+//   HTTPCacheSemantics, SharedURLCache, CacheMaintenance → CacheEntryFormat (the entry format, both ways)
+//   BenchmarkDriver → { SharedURLCacheStore, SeededRandom };  SharedURLCacheStore → CSharedURLCache (the C core)
 // Only SharedURLCacheStore imports the C core; only the C core touches LMDB, zlib and the directory layout.
 // SUC_CORE_ONLY=1 leaves out everything built on SwiftNIO and AsyncHTTPClient (see the end of
 // this file), so the sanitizer builds (scripts/sanitize.sh) instrument our code, not BoringSSL.
@@ -78,9 +79,13 @@ let package = Package(
             name: "SharedURLCacheStore",
             dependencies: ["CSharedURLCache"]
         ),
+        // The entry format, both ways: keys, variants, response heads, vary specs, record kinds
+        // and userInfo, with one byte reader and writer (docs/Formats.md).
+        .target(name: "CacheEntryFormat"),
         .target(
             name: "HTTPCacheSemantics",
             dependencies: [
+                "CacheEntryFormat",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // RFC 9213 targeted cache-control fields are Structured Field Dictionaries.
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
@@ -91,6 +96,7 @@ let package = Package(
             dependencies: [
                 "SharedURLCacheStore",
                 "HTTPCacheSemantics",
+                "CacheEntryFormat",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -105,11 +111,11 @@ let package = Package(
         .target(
             name: "BenchmarkDriver",
             dependencies: [
-                "SharedURLCacheStore", "CSharedURLCacheRawLimit",
+                "SharedURLCacheStore", "CSharedURLCacheRawLimit", "SeededRandom",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics"]),
+        .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics", "CacheEntryFormat"]),
         .executableTarget(
             name: "urlcache",
             dependencies: [
@@ -125,19 +131,19 @@ let package = Package(
         // Helper executable spawned by the multi-process tests (real processes, not threads).
         .executableTarget(
             name: "CacheWorker",
-            dependencies: ["TestRandom", "SharedURLCacheStore", "SharedURLCache", "SharedURLCacheFoundation"],
+            dependencies: ["SeededRandom", "SharedURLCacheStore", "SharedURLCache", "SharedURLCacheFoundation"],
             path: "Tests/CacheWorker"
         ),
         .testTarget(
             name: "SharedURLCacheStoreTests",
-            dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CSharedURLCache"]
+            dependencies: ["SeededRandom", "TestProcess", "SharedURLCacheStore", "CSharedURLCache"]
         ),
         .testTarget(
             name: "MultiProcessTests",
-            dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]
+            dependencies: ["SeededRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]
         ),
         // Test support: the seeded generator shared by tests and helper processes.
-        .target(name: "TestRandom", path: "Tests/TestRandom"),
+        .target(name: "SeededRandom"),
         // Test support: real child processes (drained pipes, a deadline) and temporary directories.
         .target(name: "TestProcess", path: "Tests/TestProcess"),
         // Test support: a loopback HTTP/1.1 origin that counts requests, and a tiny client.
@@ -148,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedURLCacheTests",
-            dependencies: ["TestRandom", "TestProcess", "SharedURLCache", "SharedURLCacheStore", "CacheWorker", "LoopbackOrigin"]
+            dependencies: ["SeededRandom", "TestProcess", "SharedURLCache", "SharedURLCacheStore", "CacheEntryFormat", "CacheWorker", "LoopbackOrigin"]
         ),
         .testTarget(
             name: "CacheMaintenanceTests",
@@ -156,10 +162,10 @@ let package = Package(
         ),
         // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
         // variants with SUC_SOAK=1 (tools/soak).
-        .testTarget(name: "ReliabilityTests", dependencies: ["TestRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["SeededRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]),
         .testTarget(
             name: "HTTPCacheSemanticsTests",
-            dependencies: ["TestRandom", "HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["SeededRandom", "HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
     ]
 )

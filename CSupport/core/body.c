@@ -153,6 +153,17 @@ static struct libdeflate_decompressor *thread_decompressor(void) {
 
 /* ---- decoding ------------------------------------------------------------------------ */
 
+uint32_t suc_crc32(uint32_t crc, const void *bytes, size_t len) {
+    const uint8_t *p = bytes;
+    while (len > 0) {
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = (uint32_t)crc32(crc, p, n);
+        p += n;
+        len -= n;
+    }
+    return crc;
+}
+
 /*
  * Turns the stored bytes into the logical body. Inflation stops at the recorded length: a
  * stream that would produce more, or less, is corrupt (decompression bombs end here). For
@@ -163,16 +174,7 @@ int suc_body_decode(suc_cache *c, const suc_record *rec, const uint8_t *stored, 
                     suc_error *err) {
     if (rec->flags & SUC_REC_RAW) {
         if (rec->body_size) memcpy(out, stored, (size_t)rec->body_size);
-        uint32_t crc = (uint32_t)crc32(0L, out, (uInt)0);
-        size_t left = (size_t)rec->body_size;
-        const uint8_t *p = out;
-        while (left > 0) { /* crc32 takes uInt lengths */
-            uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
-            crc = (uint32_t)crc32(crc, p, n);
-            p += n;
-            left -= n;
-        }
-        if (crc != rec->body_crc)
+        if (suc_crc32(0, out, (size_t)rec->body_size) != rec->body_crc)
             return suc_fail(err, SUC_ECORRUPT, "crc32", 0, 0, "body checksum mismatch");
         return SUC_OK;
     }

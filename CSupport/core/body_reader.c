@@ -177,7 +177,7 @@ int suc_body_reader_read(suc_body_reader *r, void *buf, size_t cap, size_t *out_
     if (want > 0) {
         if (r->rec.flags & SUC_REC_RAW) {
             if ((rc = fetch(r, buf, want, err))) return reader_fail(r, rc, err);
-            r->crc = (uint32_t)crc32(r->crc, buf, (uInt)want);
+            r->crc = suc_crc32(r->crc, buf, want);
             r->in_off += want;
         } else {
             if (suc_os_fault(SUC_FAULT_INFLATE))
@@ -252,7 +252,7 @@ int suc_body_reader_open(suc_cache *c, const suc_entry *entry, suc_body_reader *
     if (!r) return suc_fail(err, SUC_ENOMEM, "calloc(reader)", ENOMEM, 0, "out of memory");
     r->c = c;
     r->fd = -1;
-    r->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    r->crc = 0; /* the CRC-32 of nothing */
     r->record = suc_os_malloc(entry->record_len);
     if (!r->record) {
         rc = suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");

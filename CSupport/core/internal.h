@@ -88,6 +88,10 @@ static inline int suc_body_format_readable(uint16_t format) { return (format >> 
 #define SUC_BODY_PATH_LEN 36
 void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]);
 
+/* The CRC-32 of a body's bytes, continuing `crc` (0 starts one): zlib's crc32 fed in pieces
+ * that fit its uInt lengths. The one checksum of raw bodies (body.c, body_reader.c, writer.c). */
+uint32_t suc_crc32(uint32_t crc, const void *bytes, size_t len);
+
 /* Reads, checks and inflates the body of `rec` into a new buffer (body_size bytes).
  * SUC_ENOTFOUND if the file is gone (a concurrent remove), SUC_ECORRUPT on any mismatch. */
 int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_t **out,

@@ -62,7 +62,7 @@ int suc_writer_begin(suc_cache *c, uint32_t flags, suc_writer **out, suc_error *
     w->c = c;
     w->fd = -1;
     w->raw = (flags & SUC_PUT_RAW) != 0;
-    w->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    w->crc = 0; /* the CRC-32 of nothing */
     rc = buf_reserve(w, SUC_BODY_HEADER_LEN + 1024, err);
     if (rc) goto fail;
     w->len = SUC_BODY_HEADER_LEN;
@@ -163,7 +163,7 @@ int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *e
     size_t left = len;
     while (left > 0) { /* zlib and crc32 take uInt lengths */
         size_t n = left > (1u << 30) ? (1u << 30) : left;
-        w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
+        w->crc = suc_crc32(w->crc, p, n);
         int rc;
         if (w->raw) {
             if ((rc = buf_reserve(w, n, err))) return writer_failed(w, rc);
@@ -339,7 +339,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         sel.flags = SUC_REC_INLINE | SUC_REC_RAW;
         sel.stored_at_ms = p->stored_at_ms;
         sel.last_used_ms = rec.last_used_ms;
-        sel.body_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+        sel.body_crc = 0; /* no body: the CRC-32 of nothing */
         sel.app_flags = p->selector_app_flags;
         sel.key = p->key; sel.key_len = (uint32_t)p->key_len;
         sel.partition = p->partition; sel.partition_len = (uint32_t)p->partition_len;

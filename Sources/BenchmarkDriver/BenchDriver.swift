@@ -4,29 +4,29 @@ import Histogram
 /// `urlcache bench`: for each implementation and process count, N real processes run the same
 /// workload on one directory for a set time; the table puts them side by side with ratios taken
 /// in the same run.
-public struct BenchDriver: Sendable {
-    public var directory: String
-    public var implementations: [BenchImplementationKind]
-    public var processCounts: [Int]
+package struct BenchDriver: Sendable {
+    package var directory: String
+    package var implementations: [BenchImplementationKind]
+    package var processCounts: [Int]
     /// Entry counts to run at (each implementation and size is populated to each in turn, so
     /// list them in increasing order); the table compares lookup rates across them.
-    public var entryCounts: [Int]
+    package var entryCounts: [Int]
     /// Foundation's URLCache costs O(entries) per call; it runs with at most this many.
-    public var foundationEntries: Int
-    public var bodyBytes: [Int]
-    public var seconds: Double
-    public var lookupPercent: Int
-    public var zipfExponent: Double
-    public var seed: UInt64
+    package var foundationEntries: Int
+    package var bodyBytes: [Int]
+    package var seconds: Double
+    package var lookupPercent: Int
+    package var zipfExponent: Double
+    package var seed: UInt64
     /// Threads per process (our store only; see ``BenchWorkload/threads``).
-    public var threads: Int
+    package var threads: Int
     /// Operations per process instead of a duration.
-    public var operations: Int?
-    public var durable: Bool
+    package var operations: Int?
+    package var durable: Bool
     /// How to start a worker: the executable and the arguments before the workload JSON.
-    public var workerCommand: (executable: String, arguments: [String])
+    package var workerCommand: (executable: String, arguments: [String])
 
-    public init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
+    package init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
                 foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
                 seed: UInt64, threads: Int = 1, operations: Int? = nil, durable: Bool = false,
                 workerCommand: (executable: String, arguments: [String])) {
@@ -47,26 +47,26 @@ public struct BenchDriver: Sendable {
     }
 
     /// One row of the table.
-    public struct Row: Codable, Sendable {
-        public var bench: String
-        public var op: String
-        public var size: Int
-        public var n: Int
-        public var procs: Int
+    package struct Row: Codable, Sendable {
+        package var bench: String
+        package var op: String
+        package var size: Int
+        package var n: Int
+        package var procs: Int
         /// Threads per process.
-        public var threads: Int
-        public var ops_s: Double
-        public var p50_us: UInt64
-        public var p99_us: UInt64
-        public var p999_us: UInt64
-        public var hit_rate: Double?
-        public var errors: Int
+        package var threads: Int
+        package var ops_s: Double
+        package var p50_us: UInt64
+        package var p99_us: UInt64
+        package var p999_us: UInt64
+        package var hit_rate: Double?
+        package var errors: Int
         /// Peak resident memory of the largest worker process (VmHWM on Linux, ru_maxrss
         /// elsewhere), MiB: it includes the index pages the process mapped (shared page cache).
-        public var rss_mib: Double
+        package var rss_mib: Double
         /// Largest anonymous resident memory (heap, stacks; no file pages) of a worker during its
         /// run (sampled), MiB; 0 where /proc is absent.
-        public var anon_mib: Double
+        package var anon_mib: Double
     }
 
     /// Each implementation and entry count has a directory of its own (DIR/<implementation>-<entries>,
@@ -82,7 +82,7 @@ public struct BenchDriver: Sendable {
     }
 
     /// Populates, runs every combination, returns the rows (and reports progress as it goes).
-    public func run(progress: (String) -> Void) throws -> [Row] {
+    package func run(progress: (String) -> Void) throws -> [Row] {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var rows: [Row] = []
         for size in bodyBytes {
@@ -150,7 +150,7 @@ public struct BenchDriver: Sendable {
 
     /// The human table: every row, then the ratios ours / raw limit and ours / Foundation for the
     /// same operation, size and process count, measured in this run.
-    public static func table(_ rows: [Row]) -> String {
+    package static func table(_ rows: [Row]) -> String {
         func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
             s.count >= n ? s : (left ? s + String(repeating: " ", count: n - s.count) : String(repeating: " ", count: n - s.count) + s)
         }
@@ -223,7 +223,7 @@ public struct BenchDriver: Sendable {
     }
 }
 
-public struct BenchError: Error, CustomStringConvertible {
-    public let description: String
+package struct BenchError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

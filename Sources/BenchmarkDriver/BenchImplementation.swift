@@ -16,7 +16,7 @@ protocol BenchImplementation {
 }
 
 /// Which implementation a run measures.
-public enum BenchImplementationKind: String, CaseIterable, Sendable, Codable {
+package enum BenchImplementationKind: String, CaseIterable, Sendable, Codable {
     /// This project: the C core through `CacheStore` (default durability, inline small bodies).
     case sharedURLCache = "shared-url-cache"
     /// The machine's limit: a minimal C loop over LMDB + file + zlib (CSupport/rawlimit).

@@ -1,26 +1,27 @@
 import Foundation
 import Histogram
+import SeededRandom
 import Synchronization
 
 /// What one worker process does: a mix of lookups and stores over Zipf-distributed keys.
-public struct BenchWorkload: Sendable, Codable {
-    public var implementation: BenchImplementationKind
-    public var directory: String
-    public var entries: Int
-    public var bodyBytes: Int
-    public var seconds: Double
-    public var lookupPercent: Int
-    public var zipfExponent: Double
-    public var seed: UInt64
+package struct BenchWorkload: Sendable, Codable {
+    package var implementation: BenchImplementationKind
+    package var directory: String
+    package var entries: Int
+    package var bodyBytes: Int
+    package var seconds: Double
+    package var lookupPercent: Int
+    package var zipfExponent: Double
+    package var seed: UInt64
     /// Threads in the process, sharing one open cache (only implementations that allow it;
     /// the others run one). Concurrent stores share commits: this is how group commit shows.
-    public var threads: Int
+    package var threads: Int
     /// Stop after this many operations (over all threads) instead of after `seconds`.
-    public var operations: Int?
+    package var operations: Int?
     /// Durable mode (see ``BenchImplementationKind/open(directory:durable:populating:)``).
-    public var durable: Bool
+    package var durable: Bool
 
-    public init(implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
+    package init(implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
                 seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64,
                 threads: Int = 1, operations: Int? = nil, durable: Bool = false) {
         self.implementation = implementation
@@ -52,23 +53,23 @@ public struct BenchWorkload: Sendable, Codable {
 }
 
 /// What a worker reports: operation counts and latency histograms (µs).
-public struct BenchWorkerResult: Codable, Sendable {
-    public var lookups = 0
-    public var hits = 0
-    public var stores = 0
-    public var errors = 0
-    public var seconds = 0.0
+package struct BenchWorkerResult: Codable, Sendable {
+    package var lookups = 0
+    package var hits = 0
+    package var stores = 0
+    package var errors = 0
+    package var seconds = 0.0
     /// Peak resident set of the worker process (Linux: VmHWM, see ``BenchWorkload/peakResidentKiB()``),
     /// KiB. It includes the pages of the index map the process touched (shared page cache).
-    public var peakResidentKiB = 0
+    package var peakResidentKiB = 0
     /// Largest anonymous resident memory (the process's own heap and stacks, no file pages) seen
     /// during the run, KiB: sampled every 65,536 operations of a thread and at the end; Linux
     /// only (/proc/self/status RssAnon), else 0.
-    public var anonymousResidentKiB = 0
-    public var lookupMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-    public var storeMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    package var anonymousResidentKiB = 0
+    package var lookupMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    package var storeMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
 
-    public init() {}
+    package init() {}
 
     mutating func merge(_ other: BenchWorkerResult) {
         lookups += other.lookups
@@ -108,22 +109,14 @@ struct ZipfKeys {
     }
 }
 
-/// SplitMix64: seeded, so a run can be replayed.
-struct BenchRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
+    /// A uniform value in [0, 1).
     mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
 extension BenchWorkload {
     /// Runs in a worker process: the measured loop, on `threads` threads sharing one open cache.
-    public func run() throws -> BenchWorkerResult {
+    package func run() throws -> BenchWorkerResult {
         let implementation = try self.implementation.open(directory: directory, durable: durable)
         let keys = ZipfKeys(count: entries, exponent: zipfExponent)
         let body = Self.body(size: bodyBytes, variant: seed)
@@ -165,7 +158,7 @@ extension BenchWorkload {
     /// One thread's loop: until `quota` operations are done, or else until `deadline`.
     private func loop(_ implementation: any BenchImplementation, keys: ZipfKeys, body: [UInt8], seed: UInt64,
                       quota: Int?, until deadline: ContinuousClock.Instant) -> BenchWorkerResult {
-        var random = BenchRandom(state: seed)
+        var random = SplitMix64(state: seed)
         var result = BenchWorkerResult()
         let clock = ContinuousClock()
         var done = 0
@@ -220,7 +213,7 @@ extension BenchWorkload {
     /// Fills the implementation's directory up to `entries` (missing keys only). Our store is
     /// filled from several threads so stores share commits (a million entries one fsync at a
     /// time would take many minutes); the raw limit fills without fsync.
-    public func populate() throws -> Int {
+    package func populate() throws -> Int {
         let implementation = try self.implementation.open(directory: directory, durable: false, populating: true)
         let threads = implementation.isThreadSafe ? 8 : 1
         final class Counts: Sendable {

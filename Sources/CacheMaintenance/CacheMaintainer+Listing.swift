@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 import SharedURLCacheStore
 
@@ -118,7 +119,7 @@ public struct EntryDetailReport: TextReport, Sendable, Hashable, Codable {
                 ("stored at", TextFormat.date(entry.storedAt)),
                 ("last used", TextFormat.date(entry.lastUsed)),
                 ("version", "\(entry.version)"),
-                ("record kind", entry.appFlags == 2 ? "Vary spec" : entry.appFlags == 1 ? "response" : "\(entry.appFlags)"),
+                ("record kind", RecordKind(rawValue: entry.appFlags).map(\.displayName) ?? "\(entry.appFlags)"),
             ]))
         }
         return blocks.joined(separator: "\n\n") + "\n\n\(entries.count) entries for \(url)"

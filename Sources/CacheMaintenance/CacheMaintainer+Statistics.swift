@@ -50,7 +50,7 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
     /// Entries removed by compaction or the online hard cap, ever (every process).
     public var evictions: Int
     /// Entries purged because their data failed a check (checksum, size, header), ever.
-    public var checksumFailures: Int
+    public var corruptPurges: Int
     /// Lookups answered / not answered and entries stored, ever, by every process.
     public var hits: Int = 0
     public var misses: Int = 0
@@ -81,7 +81,7 @@ public struct StatisticsReport: TextReport, Sendable, Hashable, Codable {
             ("hits / misses", "\(hits) / \(misses)" + (hits + misses > 0 ? String(format: " (%.1f%% hit rate)", 100 * Double(hits) / Double(hits + misses)) : "")),
             ("stores", "\(stores)"),
             ("evictions", "\(evictions)"),
-            ("checksum failures", "\(checksumFailures)"),
+            ("corrupt entries purged", "\(corruptPurges)"),
         ]
         if let fileSystem {
             rows.append(("file system", "\(TextFormat.bytes(fileSystem.availableBytes)) free of \(TextFormat.bytes(fileSystem.totalBytes))"))
@@ -118,7 +118,7 @@ extension CacheMaintainer {
             compressionRatio: stats.storedBytes > 0 ? Double(stats.bodyBytes) / Double(stats.storedBytes) : 0,
             indexMapBytes: stats.indexMapBytes, indexUsedBytes: stats.indexUsedBytes,
             readerSlotsUsed: stats.readerSlotsUsed, readerSlotsMax: stats.readerSlotsMax,
-            evictions: stats.evictions, checksumFailures: stats.corruptPurges,
+            evictions: stats.evictions, corruptPurges: stats.corruptPurges,
             hits: stats.hits, misses: stats.misses, stores: stats.stores,
             fileSystem: try? FileSystemSpace.of(directory: directory), partitions: nil, unreadableRecords: nil)
         guard includePartitions else { return report }

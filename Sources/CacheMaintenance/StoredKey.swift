@@ -1,22 +1,9 @@
+import CacheEntryFormat
 import HTTPCacheSemantics
 
-/// A store key read back as the (partition, method, URL) the URL-level API encoded into it.
-///
-/// The layout is ``HTTPCacheSemantics/CacheKey/encoded``: `"K"`, format version 1, then
-/// partition, method and URL, each a 32-bit big-endian length followed by UTF-8 bytes:
-///
-/// ```
-/// offset  size  field
-///      0     1  "K"
-///      1     1  format version = 1
-///      2   4+n  partition
-///      …   4+n  method ("GET" / "HEAD")
-///      …   4+n  normalised URL
-/// ```
-///
-/// Keys written through the store directly (tests, benchmarks) do not decode; tools show them
-/// as hex. The decoder lives here rather than in HTTPCacheSemantics because only the tools need
-/// it; ``encode(partition:method:url:)`` mirrors `CacheKey.encoded` and a test holds the two equal.
+/// A store key read back as the (partition, method, URL) the URL-level API encoded into it
+/// (the entry format's `KeyLayout`, which `CacheKey.encoded` writes). Keys written through the
+/// store directly (tests, benchmarks) do not decode; tools show them as hex.
 public struct StoredKey: Sendable, Hashable, Codable {
     public var partition: String
     public var method: String
@@ -32,20 +19,12 @@ public struct StoredKey: Sendable, Hashable, Codable {
     /// Decodes `CacheKey.encoded` bytes; `nil` for anything else (a raw key, another version,
     /// trailing bytes, invalid UTF-8). Every length is bounded before use: keys are untrusted.
     public init?(decoding bytes: [UInt8]) {
-        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "K"), bytes[1] == CacheKey.formatVersion else { return nil }
-        var reader = FieldReader(bytes: bytes, offset: 2)
-        guard let partition = reader.string(), let method = reader.string(), let url = reader.string(),
-            reader.isAtEnd, !method.isEmpty, !url.isEmpty
-        else { return nil }
-        self.init(partition: partition, method: method, url: url)
+        guard let fields = KeyLayout.decode(bytes) else { return nil }
+        self.init(partition: fields.partition, method: fields.method, url: fields.url)
     }
 
     /// The store key the URL-level API uses for this (partition, method, normalised URL).
-    public var encoded: [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "K"), CacheKey.formatVersion]
-        for field in [partition, method, url] { FieldReader.appendField(Array(field.utf8), to: &bytes) }
-        return bytes
-    }
+    public var encoded: [UInt8] { KeyLayout.encode(partition: partition, method: method, urlParts: url) }
 
     /// The key of `url` (normalised as the cache does) in `partition` for `method`.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` when the URL is not cacheable.
@@ -74,12 +53,8 @@ public struct StoredKey: Sendable, Hashable, Codable {
     }
 }
 
-/// The variant (secondary key) read back as `VaryKey.encoded`: the selecting request fields.
-///
-/// ```
-/// "V", version 1, 32-bit entry count, then per entry: length-prefixed name,
-/// 0 (absent) or 1 + length-prefixed value
-/// ```
+/// The variant (secondary key) read back as `VaryKey.encoded` (the entry format's
+/// `VariantLayout`): the selecting request fields.
 public struct StoredVariant: Sendable, Hashable, Codable {
     public struct Field: Sendable, Hashable, Codable {
         public var name: String
@@ -97,61 +72,8 @@ public struct StoredVariant: Sendable, Hashable, Codable {
     /// Decodes `VaryKey.encoded` bytes; `nil` for anything else. An empty variant decodes to
     /// no fields (a response stored without `Vary`).
     public init?(decoding bytes: [UInt8]) {
-        if bytes.isEmpty {
-            fields = []
-            return
-        }
-        guard bytes.count >= 6, bytes[0] == UInt8(ascii: "V"), bytes[1] == 1 else { return nil }
-        var reader = FieldReader(bytes: bytes, offset: 2)
-        guard let count = reader.uint32(), Int(count) <= bytes.count else { return nil }
-        var fields: [Field] = []
-        for _ in 0..<count {
-            guard let name = reader.string(), let present = reader.byte() else { return nil }
-            switch present {
-            case 0: fields.append(Field(name: name, value: nil))
-            case 1:
-                guard let value = reader.string() else { return nil }
-                fields.append(Field(name: name, value: value))
-            default: return nil
-            }
-        }
-        guard reader.isAtEnd else { return nil }
-        self.fields = fields
-    }
-}
-
-/// A bounds-checked reader of length-prefixed fields (32-bit big-endian length, then bytes).
-struct FieldReader {
-    let bytes: [UInt8]
-    var offset: Int
-
-    var isAtEnd: Bool { offset == bytes.count }
-
-    mutating func byte() -> UInt8? {
-        guard offset < bytes.count else { return nil }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    mutating func uint32() -> UInt32? {
-        guard bytes.count - offset >= 4 else { return nil }
-        var value: UInt32 = 0
-        for i in 0..<4 { value = value << 8 | UInt32(bytes[offset + i]) }
-        offset += 4
-        return value
-    }
-
-    mutating func string() -> String? {
-        guard let length = uint32(), Int(length) <= bytes.count - offset else { return nil }
-        let field = bytes[offset..<(offset + Int(length))]
-        offset += Int(length)
-        return String(validating: field, as: UTF8.self)
-    }
-
-    static func appendField(_ field: [UInt8], to bytes: inout [UInt8]) {
-        let length = UInt32(clamping: field.count)
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
-        bytes.append(contentsOf: field)
+        guard let fields = VariantLayout.decode(bytes) else { return nil }
+        self.fields = fields.map { Field(name: $0.name, value: $0.value) }
     }
 }
 

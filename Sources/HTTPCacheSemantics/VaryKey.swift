@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import HTTPTypes
 
 // RFC 9111 §4.1: two requests' selecting fields match when one can be turned into the other by
@@ -105,18 +106,7 @@ public struct VaryKey: Sendable, Hashable {
     /// then per entry the length-prefixed name and either `0` (absent) or `1` and the
     /// length-prefixed value. Lengths are 32-bit big-endian.
     public var encoded: [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "V"), 1]
-        LengthPrefix.append(UInt32(clamping: entries.count), to: &bytes)
-        for entry in entries {
-            LengthPrefix.appendField(Array(entry.name.utf8), to: &bytes)
-            if let value = entry.value {
-                bytes.append(1)
-                LengthPrefix.appendField(Array(value.utf8), to: &bytes)
-            } else {
-                bytes.append(0)
-            }
-        }
-        return bytes
+        VariantLayout.encode(entries.map { VariantLayout.Field(name: $0.name, value: $0.value) })
     }
 
     /// The members of one list line (RFC 9110 §5.6.1), empty ones dropped, with whitespace

@@ -1,3 +1,4 @@
+import CacheEntryFormat
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

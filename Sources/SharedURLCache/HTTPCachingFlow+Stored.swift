@@ -16,7 +16,8 @@ extension HTTPCachingFlow {
     /// hop to the cooperative pool and back.
     public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
         guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
-            let hit = cache.httpStreamingLookup(url: url, requestFields: request.headerFields, counting: .deferred),
+            let hit = engine.httpLookup(url: url, requestFields: request.headerFields, delivery: .streamingLarge,
+                                       counting: .deferred),
             case .data = hit.body
         else { return nil }
         let age: Int
@@ -26,7 +27,7 @@ extension HTTPCachingFlow {
         case .staleAllowed(let ageSeconds, _): (age, status) = (ageSeconds, .stale)
         default: return nil
         }
-        cache.countHit(fromMemory: hit.fromMemory)
+        engine.countHit(fromMemory: hit.fromMemory)
         let answer = serve(hit, for: request, age: age, status: status)
         return CachedHTTPResponse(response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status,
                                   cacheStatusMember: answer.cacheStatusMember)

@@ -87,14 +87,10 @@ extension HTTPCachingFlow {
             return (CachedBody(data), accepted)
         }
         if configuration.willCacheResponse == nil {
-            let userInfo: [UInt8]
-            switch UserInfoCodec.encode(nil) {
-            case .success(let bytes): userInfo = bytes
-            case .failure: return (CachedBody(origin: body), false)
-            }
+            let userInfo: [UInt8] = [] // no hook: no userInfo
             var final = stored
             final.headerFields = HopByHopFields.removing(from: stored.headerFields) // as storeProposal does
-            let (sink, refused) = cache.httpStreamingSink(
+            let (sink, refused) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: final, userInfo: userInfo,
                 maximumBodyBytes: mode.maximumStoredBodyBytes)
             if let sink { return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true) }
@@ -106,7 +102,7 @@ extension HTTPCachingFlow {
         let sink = StoreSink(
             writer: nil, cap: cap,
             target: .buffer { [self] data in await storeProposal(stored, body: data, request: request, url: url) },
-            refuse: { [cache] bytes, reason in cache.noteStreamRefusal(url: url, bytes: bytes, reason: reason) })
+            refuse: { [engine] bytes, reason in engine.noteStreamRefusal(url: url, bytes: bytes, reason: reason) })
         return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true)
     }
 
@@ -116,11 +112,11 @@ extension HTTPCachingFlow {
     func refreshHead(url: String, request: HTTPRequest, updated: StoredResponse, hit: HTTPCacheHit) -> CachedBody? {
         switch hit.body {
         case .data(let data):
-            cache.httpStore(url: url, requestFields: request.headerFields, stored: updated, body: data,
+            engine.httpStore(url: url, requestFields: request.headerFields, stored: updated, body: data,
                             policy: .allowed, userInfo: hit.userInfo)
             return nil
         case .stored(let stored):
-            let (sink, _) = cache.httpStreamingSink(
+            let (sink, _) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: updated, userInfo: hit.userInfo, maximumBodyBytes: .max)
             guard let sink else { return nil }
             let copy = CachedBody(source: .tee(CachedBody(source: .stored(request.method == .head ? stored.another() : stored)), sink))
@@ -131,7 +127,7 @@ extension HTTPCachingFlow {
     }
 }
 
-extension SharedCache {
+extension CacheEngine {
     /// A response RFC 9111 §3 forbids storing (per reason, in ``SharedCacheStatistics/notStorable``).
     func countNotStorable(_ reason: NotStorableReason) {
         counters.notStorable.withLock { $0[reason.token, default: 0] += 1 }

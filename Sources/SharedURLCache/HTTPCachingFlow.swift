@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -32,6 +33,8 @@ public final class HTTPCachingFlow: Sendable {
     public typealias Fetch = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
 
     public let cache: SharedCache
+    /// The cache's engine: the flow's lookups and stores.
+    var engine: CacheEngine { cache.engine }
     public let configuration: HTTPCachingConfiguration
     /// URLs being revalidated in the background by this process (one at a time per URL).
     private let revalidating = Locked<Set<String>>([])
@@ -72,7 +75,7 @@ public final class HTTPCachingFlow: Sendable {
             for target in CacheInvalidation.invalidatedURLs(
                 method: request.method, requestURL: url, status: response.status, responseFields: response.headerFields)
             {
-                cache.httpInvalidate(url: target.string)
+                engine.httpInvalidate(url: target.string)
             }
             return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass,
                                                cacheStatusMember: CacheStatusMember(forward: .method, forwardStatus: response.status.code))
@@ -111,24 +114,27 @@ public final class HTTPCachingFlow: Sendable {
                                 fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
         let hit = lookup(request, url: url, mode: mode)
         let decision = ReuseDecision.decide(request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
-        switch decision {
-        case .fresh(let age):
-            return serve(hit!, for: request, age: age, status: .hit)
-        case .staleAllowed(let age, _):
-            return serve(hit!, for: request, age: age, status: .stale)
-        case .staleWhileRevalidate(let age, let conditional):
+        // Every decision but a miss and a 504 is about the stored response: those come with `hit`.
+        switch (decision, hit) {
+        case (.fresh(let age), let hit?):
+            return serve(hit, for: request, age: age, status: .hit)
+        case (.staleAllowed(let age, _), let hit?):
+            return serve(hit, for: request, age: age, status: .stale)
+        case (.staleWhileRevalidate(let age, let conditional), let hit?):
             if configuration.revalidatesInBackground {
-                revalidateInBackground(request, url: url, hit: hit!, conditional, mode: mode, fetch: fetch)
+                revalidateInBackground(request, url: url, hit: hit, conditional, mode: mode, fetch: fetch)
             }
-            return serve(hit!, for: request, age: age, status: .updating)
-        case .revalidate(let revalidation):
-            return try await revalidate(request, url: url, hit: hit!, revalidation, mode: mode, fetch: fetch)
-        case .gatewayTimeout:
+            return serve(hit, for: request, age: age, status: .updating)
+        case (.revalidate(let revalidation), let hit?):
+            return try await revalidate(request, url: url, hit: hit, revalidation, mode: mode, fetch: fetch)
+        case (.gatewayTimeout, _):
             // RFC 9111 §5.2.1.7: only-if-cached and nothing usable (neither a hit nor forwarded).
             return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
                                                cacheStatusMember: CacheStatusMember())
-        case .miss(let reason):
+        case (.miss(let reason), _):
             return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .init(reason))
+        case (.fresh, nil), (.staleAllowed, nil), (.staleWhileRevalidate, nil), (.revalidate, nil):
+            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
         }
     }
 
@@ -256,8 +262,8 @@ public final class HTTPCachingFlow: Sendable {
         if case .notStorable(let reason) = StorageDecision.evaluate(request: request, response: candidate,
                                                                     responseTime: responseTime, configuration: configuration.policy)
         {
-            if replacing { cache.httpInvalidate(url: url) } // RFC 9111 §4.3.3: the old one is stale for good
-            cache.countNotStorable(reason)
+            if replacing { engine.httpInvalidate(url: url) } // RFC 9111 §4.3.3: the old one is stale for good
+            engine.countNotStorable(reason)
             answer.cacheStatusMember.detail = reason.token
             return answer
         }
@@ -281,22 +287,16 @@ public final class HTTPCachingFlow: Sendable {
             guard let modified = await hook(proposal) else { return false } // vetoed
             proposal = modified
         }
-        let userInfo: [UInt8]
-        switch UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) {
-        case .success(let bytes): userInfo = bytes
-        case .failure: return false
-        }
+        guard let userInfo = UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) else { return false }
         var final = stored
         final.headerFields = HopByHopFields.removing(from: proposal.response.headerFields)
         final.status = proposal.response.status
-        return cache.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
+        return engine.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
                                policy: proposal.storagePolicy, userInfo: userInfo)
     }
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
-        mode.streamsHits
-            ? cache.httpStreamingLookup(url: url, requestFields: request.headerFields)
-            : cache.httpLookup(url: url, requestFields: request.headerFields)
+        engine.httpLookup(url: url, requestFields: request.headerFields, delivery: mode.streamsHits ? .streamingLarge : .whole)
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for

@@ -103,6 +103,9 @@ struct MemoryTier {
         return evictToCapacity()
     }
 
+    /// The stamp of the latest insertion (valid right after ``insert(_:at:vary:)``).
+    var lastStamp: UInt64 { nextStamp &- 1 }
+
     /// Keeps `response` with the item at `memoryKey` if that item is still insertion `stamp`
     /// (it may have been replaced or removed while the response was built).
     mutating func attach(_ response: BuiltResponse, at memoryKey: MemoryKey, stamp: UInt64) {

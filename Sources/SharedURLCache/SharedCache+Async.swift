@@ -8,31 +8,31 @@ import FoundationNetworking
 extension SharedCache {
     /// The cached response for `request`, or `nil`; see ``cachedResponse(for:)``.
     public func cachedResponse(for request: URLRequest) async -> CachedURLResponse? {
-        guard let lookup = lookupKey(for: request) else { return nil }
+        guard let lookup = engine.lookupKey(for: request) else { return nil }
         let url = request.url
-        return await offloaded { self.cachedResponse(for: lookup, requestURL: url).map(BuiltResponse.init) }?.value
+        return await offloaded { self.engine.cachedResponse(for: lookup, requestURL: url).map(BuiltResponse.init) }?.value
     }
 
     /// Stores a response; see ``storeCachedResponse(_:for:)``.
     public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) async {
-        guard let prepared = prepare(cachedResponse, for: request) else { return }
-        await offloaded { self.commit(prepared) }
+        guard let prepared = engine.prepare(cachedResponse, for: request) else { return }
+        await offloaded { self.engine.commit(prepared) }
     }
 
     /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.
     public func removeCachedResponse(for request: URLRequest) async {
-        guard let lookup = lookupKey(for: request) else { return }
-        await offloaded { self.remove(key: lookup.key) }
+        guard let lookup = engine.lookupKey(for: request) else { return }
+        await offloaded { self.engine.remove(key: lookup.key) }
     }
 
     /// Removes what was stored at or after `date`; see ``removeCachedResponses(since:)``.
     public func removeCachedResponses(since date: Date) async {
-        await offloaded { self.removeStored(since: date) }
+        await offloaded { self.engine.removeStored(since: date) }
     }
 
     /// Removes everything; see ``removeAllCachedResponses()``.
     public func removeAllCachedResponses() async {
-        await offloaded { self.removeEverything() }
+        await offloaded { self.engine.removeEverything() }
     }
 
     private func offloaded<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {

@@ -43,31 +43,12 @@ import Synchronization
 /// - ``removeCachedResponse(for:)``, ``removeCachedResponses(since:)``, ``removeAllCachedResponses()``
 /// - ``memoryCapacity``, ``diskCapacity``, ``currentMemoryUsage``, ``currentDiskUsage``, ``statistics``
 public final class SharedCache: Sendable {
-    /// `nil` only for the memory-only fallback of ``shared`` when its directory cannot be opened.
-    let store: CacheStore?
+    /// Everything behind the URLCache members and ``HTTPCachingFlow``: one lookup, one store.
+    let engine: CacheEngine
     /// The configuration the cache was created with (capacities may have changed since).
-    public let configuration: SharedCacheConfiguration
-    let memory: Locked<MemoryTier>
-    /// Primary keys of GET requests by URL string (SharedCache+Lookup.swift).
-    let keyMemo = Locked(KeyMemo())
-    private let diskCapacityStorage: Atomic<Int>
-    let counters = Counters()
+    public var configuration: SharedCacheConfiguration { engine.configuration }
+    /// Runs the blocking calls of the `async` members.
     let ioQueue: DispatchQueue
-    let logger: Logger
-    private let partitionBytes: [UInt8]
-
-    /// Per-process event counters.
-    final class Counters: Sendable {
-        let hits = Atomic<Int>(0)
-        let memoryHits = Atomic<Int>(0)
-        let misses = Atomic<Int>(0)
-        let stores = Atomic<Int>(0)
-        let evictions = Atomic<Int>(0)
-        let refusals = Atomic<Int>(0)
-        let corruptEntries = Atomic<Int>(0)
-        /// NotStorableReason.token → responses the flow did not store for it.
-        let notStorable = Mutex<[String: Int]>([:])
-    }
 
     // MARK: Creating
 
@@ -95,13 +76,8 @@ public final class SharedCache: Sendable {
     }
 
     init(configuration: SharedCacheConfiguration, store: CacheStore?) {
-        self.store = store
-        self.configuration = configuration
-        self.memory = Locked(MemoryTier(capacity: configuration.memoryCapacity))
-        self.diskCapacityStorage = Atomic(store == nil ? 0 : max(configuration.diskCapacity, 0))
-        self.logger = configuration.logger
-        self.partitionBytes = Array(configuration.partition.utf8)
-        self.ioQueue = DispatchQueue(label: "SharedCache.io", qos: .utility, attributes: .concurrent)
+        engine = CacheEngine(configuration: configuration, store: store)
+        ioQueue = DispatchQueue(label: "SharedCache.io", qos: .utility, attributes: .concurrent)
     }
 
     private static let sharedStorage = Locked<SharedCache?>(nil)
@@ -138,10 +114,10 @@ public final class SharedCache: Sendable {
 
     /// The memory tier's budget in bytes; lowering it evicts at once, 0 empties the tier.
     public var memoryCapacity: Int {
-        get { memory.withLock { $0.capacity } }
+        get { engine.memory.withLock { $0.capacity } }
         set {
-            let evicted = memory.withLock { $0.setCapacity(newValue) }
-            counters.evictions.add(evicted, ordering: .relaxed)
+            let evicted = engine.memory.withLock { $0.setCapacity(newValue) }
+            engine.counters.evictions.add(evicted, ordering: .relaxed)
         }
     }
 
@@ -151,12 +127,12 @@ public final class SharedCache: Sendable {
     /// only an entry larger than the whole capacity is refused. Lowering it removes nothing at
     /// once: the next store evicts (or `urlcache compact` trims meanwhile).
     public var diskCapacity: Int {
-        get { diskCapacityStorage.load(ordering: .relaxed) }
-        set { diskCapacityStorage.store(store == nil ? 0 : max(newValue, 0), ordering: .relaxed) }
+        get { engine.diskCapacity }
+        set { engine.diskCapacity = newValue }
     }
 
     /// Bytes held by this process's memory tier (bodies, heads and userInfo), exact.
-    public var currentMemoryUsage: Int { memory.withLock { $0.usage } }
+    public var currentMemoryUsage: Int { engine.memory.withLock { $0.usage } }
 
     /// Bytes the directory takes on disk, as `du -s --block-size=1` counts them: entries,
     /// the index file, leftovers (temp and orphan files) and the directories themselves. Cheap
@@ -164,27 +140,14 @@ public final class SharedCache: Sendable {
     /// directories are estimated (see `CacheStore.diskUsage(measure:)` for the exact walk). The
     /// bytes the entries alone take, which ``diskCapacity`` bounds, are
     /// ``SharedCacheStatistics/diskEntryBytes``.
-    public var currentDiskUsage: Int { diskUsage()?.totalBytes ?? 0 }
-
-    /// The cheap disk usage, or `nil` (logged) without a disk tier or when it cannot be read.
-    private func diskUsage() -> DiskUsage? {
-        guard let store else { return nil }
-        do {
-            return try store.diskUsage(measure: false)
-        } catch {
-            logger.warning("cannot read disk usage", metadata: ["error": "\(error.detailedDescription())"])
-            return nil
-        }
-    }
+    public var currentDiskUsage: Int { engine.diskUsage()?.totalBytes ?? 0 }
 
     /// A snapshot of the usage counters.
     public var statistics: SharedCacheStatistics {
-        var disk: StoreStatistics?
-        do { disk = try store?.statistics() } catch {
-            logger.warning("cannot read disk statistics", metadata: ["error": "\(error.detailedDescription())"])
-        }
-        let usage = diskUsage()
-        let (memoryEntries, memoryBytes) = memory.withLock { ($0.count, $0.usage) }
+        let disk = engine.storeStatistics()
+        let usage = engine.diskUsage()
+        let counters = engine.counters
+        let (memoryEntries, memoryBytes) = engine.memory.withLock { ($0.count, $0.usage) }
         return SharedCacheStatistics(
             diskEntries: disk?.entries ?? 0,
             diskBytes: usage?.totalBytes ?? 0,
@@ -197,7 +160,7 @@ public final class SharedCache: Sendable {
             stores: counters.stores.load(ordering: .relaxed),
             evictions: counters.evictions.load(ordering: .relaxed),
             refusals: counters.refusals.load(ordering: .relaxed),
-            corruptEntries: counters.corruptEntries.load(ordering: .relaxed),
+            corruptPurges: counters.corruptPurges.load(ordering: .relaxed),
             directoryHits: disk?.hits ?? 0,
             directoryMisses: disk?.misses ?? 0,
             directoryStores: disk?.stores ?? 0,
@@ -213,30 +176,30 @@ public final class SharedCache: Sendable {
     /// A memory hit costs one index read (the version check); a disk hit one index read plus
     /// the body for a response without `Vary`, two index reads plus the body with `Vary`.
     public func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
-        guard let lookup = lookupKey(for: request) else { return nil }
-        return cachedResponse(for: lookup, requestURL: request.url)
+        guard let lookup = engine.lookupKey(for: request) else { return nil }
+        return engine.cachedResponse(for: lookup, requestURL: request.url)
     }
 
     /// Stores `cachedResponse` for `request`, replacing what was stored for it, according to
     /// its `storagePolicy`. Refusals are counted and logged, never thrown (as with `URLCache`).
     public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
-        guard let prepared = prepare(cachedResponse, for: request) else { return }
-        commit(prepared)
+        guard let prepared = engine.prepare(cachedResponse, for: request) else { return }
+        engine.commit(prepared)
     }
 
     /// Removes every variant stored for `request`'s key, on disk (for every process) and here.
     public func removeCachedResponse(for request: URLRequest) {
-        guard let lookup = lookupKey(for: request) else { return }
-        remove(key: lookup.key)
+        guard let lookup = engine.lookupKey(for: request) else { return }
+        engine.remove(key: lookup.key)
     }
 
     /// Removes every response stored at or after `date`, on disk and in memory.
     public func removeCachedResponses(since date: Date) {
-        removeStored(since: date)
+        engine.removeStored(since: date)
     }
 
     /// Removes every response, on disk (for every process, every partition) and in memory.
     public func removeAllCachedResponses() {
-        removeEverything()
+        engine.removeEverything()
     }
 }

@@ -30,9 +30,13 @@ public struct SharedCacheStatistics: Sendable, Hashable {
     /// Stores refused: too large, over capacity, uncacheable request, unusable `Vary` or
     /// userInfo, or a failed disk write. Each is logged with its reason.
     public var refusals: Int
-    /// Entries found corrupt (an undecodable head) and purged. A body that fails its length or
-    /// checksum check is purged by the store itself and shows up here only as a miss.
-    public var corruptEntries: Int
+    /// Entries this instance found corrupt (an undecodable head, or a body that failed its
+    /// length or checksum check while it was read) and purged: each is a miss. The same event
+    /// as ``directoryCorruptPurges``, which counts the store's purges in every process.
+    public var corruptPurges: Int
+    /// The former name of ``corruptPurges``.
+    @available(*, deprecated, renamed: "corruptPurges")
+    public var corruptEntries: Int { corruptPurges }
     /// Hits of every process on the directory, ever.
     public var directoryHits: Int = 0
     /// Misses of every process on the directory, ever.

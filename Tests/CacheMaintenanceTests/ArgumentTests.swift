@@ -91,7 +91,7 @@ import TestProcess
         #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 3, 4])
     }
 
-    @Test("keys decode back to partition, method and URL, and the mirror encoder equals CacheKey's")
+    @Test("keys decode back to partition, method and URL, and StoredKey's encoder equals CacheKey's")
     func keys() throws {
         for (partition, method, url) in [("", "GET", "https://API.example.com:443/a?b=1#frag"), ("tenant-ü", "HEAD", "http://x.test:8080/%2F?")] {
             let key = try CacheKey(partition: partition, method: method == "GET" ? .get : .head, url: url)

@@ -1,4 +1,4 @@
-import TestRandom
+import SeededRandom
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 

@@ -1,7 +1,7 @@
 import HTTPCacheSemantics
 import HTTPTypes
 import Testing
-import TestRandom
+import SeededRandom
 
 struct KeyRejectionCase: Sendable, CustomTestStringConvertible {
     let name: String

@@ -2,7 +2,7 @@ import Foundation
 import SharedURLCacheStore
 import Testing
 import TestProcess
-import TestRandom
+import SeededRandom
 
 /// Multi-process behaviour with real processes (the CacheWorker executable), never threads.
 @Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))

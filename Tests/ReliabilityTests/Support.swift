@@ -2,7 +2,7 @@ import Foundation
 import SharedURLCacheStore
 import Testing
 import TestProcess
-import TestRandom
+import SeededRandom
 
 /// Every reliability suite nests in this one, so they run one at a time: they spawn real
 /// processes and time kills, and two of them at once on a 2-core runner would only measure the

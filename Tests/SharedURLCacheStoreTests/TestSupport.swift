@@ -1,7 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
-import TestRandom
+import SeededRandom
 
 /// A fresh, uniquely named directory per test, removed afterwards. (Descriptor leaks are checked
 /// in a separate process by `CacheWorker fdcheck`: tests here run in parallel, so a count of this

@@ -1,7 +1,8 @@
+import CacheEntryFormat
 import Foundation
 @testable import SharedURLCache
 import Testing
-import TestRandom
+import SeededRandom
 import TestProcess
 
 @Suite("Head codec and memory tier", .blockingWaits)

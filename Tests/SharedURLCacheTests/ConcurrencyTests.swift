@@ -58,7 +58,7 @@ struct ConcurrencyTests {
         #expect(wrongBodies.load(ordering: .relaxed) == 0)
         #expect(stats.hits + stats.misses == lookups.load(ordering: .relaxed))
         #expect(stats.refusals == 0)
-        #expect(cache.memory.withLock { $0.isConsistent })
+        #expect(cache.engine.memory.withLock { $0.isConsistent })
         #expect(cache.currentMemoryUsage <= cache.memoryCapacity)
 
         let diskView = try directory.makeCache(memory: 0)

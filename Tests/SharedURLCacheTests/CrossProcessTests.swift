@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -60,7 +61,7 @@ struct CrossProcessTests {
         let url = "https://api.example.com/replaced"
         cache.put(url, "v1")
         #expect(cache.get(url) == "v1")
-        let store = try #require(cache.store)
+        let store = try #require(cache.engine.store)
         let head = try #require(try store.record(for: cache.storeKey(url))).head
 
         // When: B stores v2 under the same key
@@ -113,7 +114,7 @@ struct CrossProcessTests {
         let url = "https://api.example.com/refused"
         cache.put(url, "v1")
         #expect(cache.get(url) == "v1")
-        let head = try #require(try cache.store?.record(for: cache.storeKey(url))).head
+        let head = try #require(try cache.engine.store?.record(for: cache.storeKey(url))).head
         cache.put(url, data: randomData(size: 3 << 19, seed: 2))
         #expect(cache.statistics.refusals == 1)
         return (cache, url, head)

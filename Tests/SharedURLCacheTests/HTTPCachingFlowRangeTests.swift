@@ -12,7 +12,7 @@ import TestProcess
 struct HTTPCachingFlowRangeTests {
     /// 1000 bytes, no two neighbours alike, so an offset error shows.
     static let small = String((0..<1000).map { Character(UnicodeScalar(UInt8(33 + ($0 * 7) % 90))) })
-    /// Larger than `SharedCache.streamedHitBytes`: hits stream from the store in 64 KiB chunks.
+    /// Larger than `CacheEngine.streamedHitBytes`: hits stream from the store in 64 KiB chunks.
     static let large = HTTPCachingFlowStreamingTests.large
 
     static func bytes(_ text: String, _ range: ClosedRange<Int>) -> Data { Data(Array(text.utf8)[range]) }

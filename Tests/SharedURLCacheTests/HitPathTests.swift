@@ -95,7 +95,7 @@ struct HitPathTests {
         for i in 0..<(KeyMemo.defaultLimit + 10) {
             _ = cache.cachedResponse(for: request("https://api.example.com/many/\(i)"))
         }
-        #expect(cache.keyMemo.withLock { $0.keys.count } <= KeyMemo.defaultLimit)
+        #expect(cache.engine.keyMemo.withLock { $0.keys.count } <= KeyMemo.defaultLimit)
     }
 
     @Test func rememberedKeysKeepPartitionsApart() throws {
@@ -109,20 +109,20 @@ struct HitPathTests {
         b.put(url, "for b")
         #expect(a.get(url) == "for a")
         #expect(b.get(url) == "for b")
-        #expect(try a.cacheKey(method: "GET", url: URL(string: url)).get() != b.cacheKey(method: "GET", url: URL(string: url)).get())
+        #expect(try a.engine.cacheKey(method: "GET", url: URL(string: url)).get() != b.engine.cacheKey(method: "GET", url: URL(string: url)).get())
     }
 
     @Test func rememberedKeysAreTheKeysBuiltAfresh() throws {
         let directory = TestDirectory()
         let cache = try directory.makeCache()
         let url = "https://API.example.com:443/items/1?v=1"
-        let first = try cache.cacheKey(method: nil, url: URL(string: url)).get()
-        let again = try cache.cacheKey(method: "GET", url: URL(string: url)).get()
+        let first = try cache.engine.cacheKey(method: nil, url: URL(string: url)).get()
+        let again = try cache.engine.cacheKey(method: "GET", url: URL(string: url)).get()
         #expect(first == again)
         let fresh = try CacheKey(partition: "", method: .get, url: url).encoded
         #expect(first == fresh)
-        #expect(try cache.cacheKey(method: "HEAD", url: URL(string: url)).get() != first)
-        #expect(try cache.cacheKey(method: "GET", url: URL(string: "https://api.example.com/items/1?v=2")).get() != first)
+        #expect(try cache.engine.cacheKey(method: "HEAD", url: URL(string: url)).get() != first)
+        #expect(try cache.engine.cacheKey(method: "GET", url: URL(string: "https://api.example.com/items/1?v=2")).get() != first)
     }
 
     @Test func varyStillSelectsTheVariantWithRememberedKeys() throws {

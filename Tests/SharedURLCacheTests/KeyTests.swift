@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -72,7 +73,7 @@ struct KeyTests {
         let cache = try directory.makeCache(memory: 0)
         let url = "https://api.example.com/v"
         cache.put(url, "x", responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": "en", "X-Other": "1"])
-        let store = try #require(cache.store)
+        let store = try #require(cache.engine.store)
         let spec = try #require(try store.record(for: cache.storeKey(url), variant: []))
         #expect(spec.appFlags == RecordKind.varySpec.rawValue)
         let variants = try store.variants(for: cache.storeKey(url)).filter { !$0.variant.isEmpty }

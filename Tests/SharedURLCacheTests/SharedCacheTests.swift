@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -129,7 +130,7 @@ struct SharedCacheTests {
     @Test func currentDiskUsageIsTheStoresDiskUsage() throws {
         let directory = TestDirectory()
         let cache = try directory.makeCache()
-        let store = try #require(cache.store)
+        let store = try #require(cache.engine.store)
         #expect(cache.currentDiskUsage == (try store.diskUsage().totalBytes))
         #expect(cache.currentDiskUsage > 0, "an empty directory still takes its index and directories")
         #expect(cache.statistics.diskEntryBytes == 0)
@@ -305,7 +306,7 @@ struct SharedCacheTests {
             body: Array("x".utf8))
 
         #expect(cache.get(url) == nil)
-        #expect(cache.statistics.corruptEntries == 1)
+        #expect(cache.statistics.corruptPurges == 1)
         #expect(try store.record(for: cache.storeKey(url)) == nil)
     }
 
@@ -322,7 +323,7 @@ struct SharedCacheTests {
             body: Array("x".utf8))
 
         #expect(cache.get(url) == nil)
-        #expect(cache.statistics.corruptEntries == 0)
+        #expect(cache.statistics.corruptPurges == 0)
         #expect(try store.record(for: cache.storeKey(url))?.head == later)
     }
 }

@@ -6,7 +6,7 @@ import FoundationNetworking
 import SharedURLCacheStore
 import Testing
 import TestProcess
-import TestRandom
+import SeededRandom
 
 /// A fresh, uniquely named directory per test (Tests/TestProcess), removed when the test drops it.
 final class TestDirectory: Sendable {
@@ -72,7 +72,7 @@ extension SharedCache {
 
     /// The primary key bytes the cache uses for a GET of `url`.
     func storeKey(_ url: String) -> [UInt8] {
-        lookupKey(for: request(url))!.key
+        engine.lookupKey(for: request(url))!.key
     }
 }
 

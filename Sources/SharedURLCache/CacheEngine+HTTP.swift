@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,13 +18,15 @@ struct HTTPCacheHit: Sendable {
 
 /// The HTTP caching flow's access to the cache: entries keyed by the GET request of a URL
 /// (a HEAD is answered from it, RFC 9111 §4), carrying the exchange's times.
-extension SharedCache {
-    func httpLookup(url: String, requestFields: HTTPFields) -> HTTPCacheHit? {
+extension CacheEngine {
+    /// The stored exchange for the GET of `url`, through the one lookup (``find(_:delivery:counting:)``).
+    func httpLookup(url: String, requestFields: HTTPFields, delivery: BodyDelivery,
+                    counting: LookupCounting = .now) -> HTTPCacheHit? {
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)),
-            let entry = entry(for: LookupKey(key: key, requestFields: requestFields)),
-            let stored = Self.storedResponse(head: entry.head, storedAt: entry.storedAt)
+            let found = find(LookupKey(key: key, requestFields: requestFields), delivery: delivery, counting: counting),
+            let stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt)
         else { return nil }
-        return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo)
+        return HTTPCacheHit(stored: stored, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
     }
 
     /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.
@@ -61,8 +64,10 @@ extension SharedCache {
         if policy == .notAllowed { return false }
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return false }
         let vary = stored.vary
-        if vary.isWildcard { return refuse(.varyWildcard, url: URL(string: url)) != nil }
-        if vary.hasInvalidName { return refuse(.invalidVary, url: URL(string: url)) != nil }
+        if vary.isWildcard || vary.hasInvalidName {
+            refuse(vary.isWildcard ? .varyWildcard : .invalidVary, url: URL(string: url))
+            return false
+        }
         let head = Self.responseHead(url: url, stored: stored, bodyBytes: body.count)
         let prepared = PreparedStore(
             key: key,
@@ -72,8 +77,8 @@ extension SharedCache {
                               inMemoryOnly: policy == .allowedInMemoryOnly),
             headBytes: head.encoded())
         guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            return refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes),
-                          url: URL(string: url)) != nil
+            refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: URL(string: url))
+            return false
         }
         commit(prepared)
         return true

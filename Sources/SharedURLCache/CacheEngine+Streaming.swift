@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -5,12 +6,6 @@ import FoundationNetworking
 import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
-
-/// Whether a lookup counts its hit or miss at once, or leaves it to its caller.
-enum LookupCounting {
-    case now
-    case deferred
-}
 
 /// The body of a stored exchange as the flow holds it.
 enum HitBody: Sendable {
@@ -27,85 +22,17 @@ enum HitBody: Sendable {
     }
 }
 
-/// The streaming flow's access to the cache: lookups that hand out a reader for large bodies,
-/// and stores that stream a body into a writer as the caller reads it.
-extension SharedCache {
+/// The streaming flow's access to the cache: stores that stream a body into a writer as the
+/// caller reads it (lookups hand out a reader with ``BodyDelivery/streamingLarge``).
+extension CacheEngine {
     /// Stored bodies up to this size are read whole at lookup (and kept in the memory tier, as
     /// the buffered lookup does); larger ones are streamed from the store and never held whole.
     static let streamedHitBytes = 256 << 10
 
-    /// Like ``httpLookup(url:requestFields:)``, but a large stored body comes back as a reader
-    /// (opened now, so the decision and the bytes are of one version).
-    /// - Parameter counting: `.deferred` counts nothing: for a caller that may decline what it
-    ///   finds and look up again (it counts a hit it serves with ``countHit(fromMemory:)``).
-    func httpStreamingLookup(url: String, requestFields: HTTPFields, counting: LookupCounting = .now) -> HTTPCacheHit? {
-        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return nil }
-        let lookup = LookupKey(key: key, requestFields: requestFields)
-        func countMiss() { if counting == .now { self.countMiss() } }
-        func countHit() { if counting == .now { self.countHit() } }
-        if let entry = memoryEntry(for: lookup, counting: counting) {
-            guard let stored = Self.storedResponse(head: entry.head, storedAt: entry.storedAt) else { return nil }
-            return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo, fromMemory: true)
-        }
-        guard let store, diskCapacity > 0 else {
-            countMiss()
-            return nil
-        }
-        do {
-            guard let (record, reader, memoryKey, vary) = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
-                try store.openBody(for: key, variant: variant).map { ($0.record, $0.body) }
-            }) else {
-                countMiss()
-                return nil
-            }
-            guard let head = ResponseHead(decoding: record.head) else {
-                if !ResponseHead.isLaterVersion(record.head) { purgeCorrupt(record, why: "undecodable response head") }
-                countMiss()
-                return nil
-            }
-            guard let stored = Self.storedResponse(head: head, storedAt: record.storedAt) else {
-                countMiss()
-                return nil
-            }
-            if reader.size <= Self.streamedHitBytes {
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(reader.size)
-                do {
-                    while case let chunk = try reader.read(maxBytes: CachedBody.chunkBytes), !chunk.isEmpty { bytes += chunk }
-                } catch {
-                    storedBodyFailed(error) // purged by the store when damaged: a miss
-                    countMiss()
-                    return nil
-                }
-                let entry = CacheEntry(head: head, body: Data(bytes), userInfo: record.userInfo, storedAt: record.storedAt,
-                                       inMemoryOnly: false)
-                countHit()
-                remember(entry, at: memoryKey, version: record.version, vary: vary)
-                return HTTPCacheHit(stored: stored, body: .data(entry.body), userInfo: entry.userInfo)
-            }
-            countHit()
-            let version = record.version
-            let body = StoredBody(
-                size: reader.size, reader: reader,
-                reopen: {
-                    guard let (again, reader) = try? store.openBody(for: memoryKey.key, variant: memoryKey.variant, countAsUse: false),
-                        again.version == version
-                    else { return nil }
-                    return reader
-                },
-                onFailure: { [weak self] error in self?.storedBodyFailed(error) })
-            return HTTPCacheHit(stored: stored, body: .stored(body), userInfo: record.userInfo)
-        } catch {
-            logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
-            countMiss()
-            return nil
-        }
-    }
-
     /// A stored body failed while it was read: damaged bodies were purged by the store.
     func storedBodyFailed(_ error: CacheError) {
         if error.code == .corrupt {
-            counters.corruptEntries.add(1, ordering: .relaxed)
+            counters.corruptPurges.add(1, ordering: .relaxed)
             logger.error("corrupt cache body purged", metadata: ["error": "\(error.detailedDescription())"])
         } else {
             logger.warning("reading a cached body failed", metadata: ["error": "\(error.detailedDescription())"])

@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,26 +12,17 @@ final class BuiltResponse: @unchecked Sendable {
     init(_ value: CachedURLResponse) { self.value = value }
 }
 
-extension SharedCache {
+extension CacheEngine {
     /// The response for `lookup`: a memory item's kept response (after the item's version is
     /// checked against the index, docs/Design.md invariant 3), else one built from the memory
     /// item or from the store, kept with the memory item for the next hit.
     /// `requestURL` is reused for the response when it spells the stored URL (parsing it again
     /// was a noticeable part of a small hit).
     func cachedResponse(for lookup: LookupKey, requestURL: URL? = nil) -> CachedURLResponse? {
-        if let (memoryKey, item) = memoryItem(for: lookup) {
-            if let built = item.response { return built.value }
-            guard let made = makeCachedResponse(item.entry, requestURL: requestURL) else { return nil }
-            memory.withLock { $0.attach(BuiltResponse(made), at: memoryKey, stamp: item.stamp) }
-            return made
-        }
-        guard let (entry, memoryKey, version, vary) = diskEntry(for: lookup) else {
-            countMiss()
-            return nil
-        }
-        countHit()
-        let made = makeCachedResponse(entry, requestURL: requestURL)
-        remember(entry, at: memoryKey, version: version, vary: vary, response: made.map(BuiltResponse.init))
+        guard let found = find(lookup) else { return nil }
+        if let built = found.built { return built.value }
+        guard let made = makeCachedResponse(found.entry, requestURL: requestURL) else { return nil }
+        if let stamp = found.stamp { memory.withLock { $0.attach(BuiltResponse(made), at: found.memoryKey, stamp: stamp) } }
         return made
     }
 

@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -21,7 +22,7 @@ struct PreparedStore: Sendable {
     var entrySize: Int { entry.body.count + headBytes.count + entry.userInfo.count }
 }
 
-extension SharedCache {
+extension CacheEngine {
     /// Turns a `CachedURLResponse` into a ``PreparedStore``; `nil` when it is not to be stored
     /// (`.notAllowed`, or refused: counted and logged).
     func prepare(_ cached: CachedURLResponse, for request: URLRequest) -> PreparedStore? {
@@ -53,8 +54,10 @@ extension SharedCache {
                 .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
             let responseFields = HTTPFields(pairs: pairs.map { (key: $0.name, value: $0.value) })
             let parsed = VaryFields(responseFields: responseFields)
-            if parsed.isWildcard { return refuse(.varyWildcard, url: request.url) }
-            if parsed.hasInvalidName { return refuse(.invalidVary, url: request.url) }
+            if parsed.isWildcard || parsed.hasInvalidName {
+                refuse(parsed.isWildcard ? .varyWildcard : .invalidVary, url: request.url)
+                return nil
+            }
             let requestFields = HTTPFields(pairs: request.allHTTPHeaderFields ?? [:])
             var selecting: [ResponseHead.HeaderPair] = []
             if !parsed.isEmpty {
@@ -72,10 +75,9 @@ extension SharedCache {
                 url: url, mimeType: response.mimeType, textEncodingName: response.textEncodingName,
                 headerFields: [], varyRequestFields: [])
         }
-        let userInfo: [UInt8]
-        switch UserInfoCodec.encode(cached.userInfo) {
-        case .success(let bytes): userInfo = bytes
-        case .failure(let why): return refuse(why, url: request.url)
+        guard let userInfo = UserInfoCodec.encode(cached.userInfo) else {
+            refuse(.userInfoNotPropertyList, url: request.url)
+            return nil
         }
         let prepared = PreparedStore(
             key: key, variant: variant, vary: vary,
@@ -83,7 +85,8 @@ extension SharedCache {
                 head: head, body: cached.data, userInfo: userInfo, storedAt: Self.storeTime(), inMemoryOnly: inMemoryOnly),
             headBytes: head.encoded())
         guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            return refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
+            refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
+            return nil
         }
         return prepared
     }
@@ -170,13 +173,10 @@ extension SharedCache {
         Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
-    @discardableResult
-    func refuse(_ reason: StoreRefusal, url: URL?, head: ResponseHead? = nil) -> PreparedStore? {
+    /// Counts and logs a response that is not stored.
+    func refuse(_ reason: StoreRefusal, url: URL?) {
         counters.refusals.add(1, ordering: .relaxed)
-        logger.notice(
-            "response not stored",
-            metadata: ["reason": "\(reason)", "url": "\(url?.absoluteString ?? head?.url ?? "?")"])
-        return nil
+        logger.notice("response not stored", metadata: ["reason": "\(reason)", "url": "\(url?.absoluteString ?? "?")"])
     }
 
     // MARK: Removing

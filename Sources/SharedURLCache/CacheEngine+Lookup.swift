@@ -1,0 +1,310 @@
+import CacheEntryFormat
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import HTTPTypes
+import SharedURLCacheStore
+
+/// What identifies a request in the cache: the primary key bytes and the request's fields
+/// (from which the variant is computed when the stored response has `Vary`).
+struct LookupKey: Sendable {
+    var key: [UInt8]
+    var requestFields: HTTPFields
+}
+
+/// Whether a lookup counts its hit or miss at once, or leaves it to its caller.
+enum LookupCounting {
+    case now
+    case deferred
+}
+
+/// How a lookup hands out a stored body.
+enum BodyDelivery {
+    /// Read whole (the URLCache API, buffered flows).
+    case whole
+    /// Read whole up to ``CacheEngine/streamedHitBytes``; a larger one as a reader of the store,
+    /// opened in the lookup so the decision and the bytes are of one version.
+    case streamingLarge
+}
+
+/// What a lookup found: one stored response, from the memory tier or the store.
+struct FoundEntry: Sendable {
+    /// The response; its body is empty when ``storedBody`` streams it.
+    var entry: CacheEntry
+    /// A large body left in the store, read as it is served.
+    var storedBody: StoredBody?
+    /// Where the response lives (or would live) in the memory tier.
+    var memoryKey: MemoryKey
+    /// Served by the memory tier.
+    var fromMemory: Bool
+    /// The memory item's insertion stamp, when the response is in the tier now.
+    var stamp: UInt64?
+    /// Foundation's response already built for that memory item.
+    var built: BuiltResponse?
+
+    var body: HitBody { storedBody.map(HitBody.stored) ?? .data(entry.body) }
+}
+
+/// A response record read from the store, with what came with it (its body, or a reader of it).
+struct DiskRecord<Extra> {
+    var record: StoredRecord
+    var extra: Extra
+    var memoryKey: MemoryKey
+    /// The `Vary` that selected the record's variant, if any.
+    var vary: VaryFields?
+}
+
+extension CacheEngine {
+    /// Builds the primary key: ``CacheKey`` (partition, method, normalised URL with query).
+    /// GET keys are remembered per URL string (``KeyMemo``): the partition is fixed per cache and
+    /// `Vary` only selects the variant, so the string alone determines the key.
+    func cacheKey(method: String?, url: URL?) -> Result<[UInt8], StoreRefusal> {
+        guard let url else { return .failure(.uncacheableRequest("no URL")) }
+        let urlString = url.absoluteString
+        let isGet = method == nil || method == "GET"
+        if isGet, let key = keyMemo.withLock({ $0.key(for: urlString) }) { return .success(key) }
+        guard let method = HTTPRequest.Method(method ?? "GET") else {
+            return .failure(.uncacheableRequest("invalid method"))
+        }
+        do {
+            let key = try CacheKey(partition: configuration.partition, method: method, url: urlString).encoded
+            if isGet { keyMemo.withLock { $0.remember(key, for: urlString) } }
+            return .success(key)
+        } catch {
+            return .failure(.uncacheableRequest("\(error)"))
+        }
+    }
+
+    /// The cache's view of a request to look up, or `nil` (counted as a miss) when the request
+    /// cannot have been stored.
+    func lookupKey(for request: URLRequest) -> LookupKey? {
+        switch cacheKey(method: request.httpMethod, url: request.url) {
+        case .success(let key):
+            return LookupKey(key: key, requestFields: HTTPFields(pairs: request.allHTTPHeaderFields ?? [:]))
+        case .failure(let why):
+            countMiss()
+            logger.debug("lookup of an uncacheable request", metadata: ["reason": "\(why)"])
+            return nil
+        }
+    }
+
+    /// The one lookup: the memory tier first (an item that mirrors the store is served only
+    /// while the index still holds its version, docs/Design.md invariant 3), then the store. A
+    /// response read from the store enters the memory tier as the version it was read as.
+    /// - Parameters:
+    ///   - delivery: whether a large stored body is read whole or handed out as a reader.
+    ///   - counting: `.deferred` counts nothing: for a caller that may decline what it finds and
+    ///     look up again (it counts a hit it serves with ``countHit(fromMemory:)``).
+    func find(_ lookup: LookupKey, delivery: BodyDelivery = .whole, counting: LookupCounting = .now) -> FoundEntry? {
+        if let found = findInMemory(lookup) {
+            if counting == .now { countHit(fromMemory: true) }
+            return found
+        }
+        let found = findOnDisk(lookup, delivery: delivery)
+        if counting == .now {
+            if found == nil { countMiss() } else { countHit() }
+        }
+        return found
+    }
+
+    /// The memory tier's item for `lookup` if it may still be served, else `nil` (then the store
+    /// is asked).
+    private func findInMemory(_ lookup: LookupKey) -> FoundEntry? {
+        let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
+            guard tier.count > 0 else { return nil }
+            let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
+            return tier.item(at: memoryKey).map { (memoryKey, $0) }
+        }
+        guard let (memoryKey, item) = found else { return nil }
+        guard isCurrent(item, at: memoryKey) else {
+            memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
+            return nil
+        }
+        return FoundEntry(entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
+                          built: item.response)
+    }
+
+    /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read
+    /// whole is kept in the memory tier.
+    private func findOnDisk(_ lookup: LookupKey, delivery: BodyDelivery) -> FoundEntry? {
+        guard let store, diskCapacity > 0 else { return nil }
+        do {
+            switch delivery {
+            case .whole:
+                guard let found = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
+                    try store.record(for: key, variant: variant, includeBody: true).map { ($0, ()) }
+                }), let head = decodeHead(found.record), let body = found.record.body
+                else { return nil }
+                return remembered(found, head: head, body: Data(body))
+            case .streamingLarge:
+                guard let found = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
+                    try store.openBody(for: key, variant: variant).map { ($0.record, $0.body) }
+                }), let head = decodeHead(found.record)
+                else { return nil }
+                let reader = found.extra
+                guard reader.size > Self.streamedHitBytes else {
+                    guard let body = readWhole(reader) else { return nil }
+                    return remembered(found, head: head, body: body)
+                }
+                let version = found.record.version
+                let memoryKey = found.memoryKey
+                let body = StoredBody(
+                    size: reader.size, reader: reader,
+                    reopen: {
+                        guard let (again, reader) = try? store.openBody(for: memoryKey.key, variant: memoryKey.variant,
+                                                                         countAsUse: false),
+                            again.version == version
+                        else { return nil }
+                        return reader
+                    },
+                    onFailure: { [weak self] error in self?.storedBodyFailed(error) })
+                let entry = CacheEntry(head: head, body: Data(), userInfo: found.record.userInfo,
+                                       storedAt: found.record.storedAt, inMemoryOnly: false)
+                return FoundEntry(entry: entry, storedBody: body, memoryKey: memoryKey, fromMemory: false, stamp: nil,
+                                  built: nil)
+            }
+        } catch {
+            logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
+            return nil
+        }
+    }
+
+    /// A stored body read whole, or nil when it could not be (a damaged one was purged by the store).
+    private func readWhole(_ reader: BodyReader) -> Data? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(reader.size)
+        do {
+            while case let chunk = try reader.read(maxBytes: CachedBody.chunkBytes), !chunk.isEmpty { bytes += chunk }
+        } catch {
+            storedBodyFailed(error)
+            return nil
+        }
+        return Data(bytes)
+    }
+
+    /// A response read whole from the store, kept in the memory tier as the version it was read as.
+    private func remembered<Extra>(_ found: DiskRecord<Extra>, head: ResponseHead, body: Data) -> FoundEntry {
+        let entry = CacheEntry(head: head, body: body, userInfo: found.record.userInfo, storedAt: found.record.storedAt,
+                               inMemoryOnly: false)
+        let stamp = remember(entry, at: found.memoryKey, version: found.record.version, vary: found.vary)
+        return FoundEntry(entry: entry, storedBody: nil, memoryKey: found.memoryKey, fromMemory: false, stamp: stamp,
+                          built: nil)
+    }
+
+    /// Keeps an entry read from the store in the memory tier, as the version it was read as.
+    /// - Returns: the memory item's insertion stamp, or nil when the tier holds nothing.
+    @discardableResult
+    func remember(_ entry: CacheEntry, at memoryKey: MemoryKey, version: UInt64, vary: VaryFields?) -> UInt64? {
+        let (evicted, stamp) = memory.withLock { tier -> (Int, UInt64?) in
+            guard tier.capacity > 0 else { return (0, nil) }
+            let evicted = tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: vary)
+            return (evicted, tier.lastStamp)
+        }
+        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+        return stamp
+    }
+
+    /// Counts in this process and in the directory's shared counters (every process's view).
+    func countHit(fromMemory: Bool = false) {
+        counters.hits.add(1, ordering: .relaxed)
+        if fromMemory { counters.memoryHits.add(1, ordering: .relaxed) }
+        store?.countUsage(hits: 1)
+    }
+
+    func countMiss() {
+        counters.misses.add(1, ordering: .relaxed)
+        store?.countUsage(misses: 1)
+    }
+
+    /// Whether a memory item may be served: memory-only items always; others only while the
+    /// index still holds the very version they mirror (one read, no body I/O). This is what
+    /// keeps the tier coherent with every other process's stores and removes
+    /// (docs/Design.md invariant 3).
+    private func isCurrent(_ item: MemoryTier.Item, at memoryKey: MemoryKey) -> Bool {
+        guard let version = item.version else { return true }
+        guard let store else { return false }
+        do {
+            return try store.version(for: memoryKey.key, variant: memoryKey.variant) == version
+        } catch {
+            logger.warning("cannot validate a memory hit", metadata: ["error": "\(error.detailedDescription())"])
+            return false
+        }
+    }
+
+    /// Finds the response record for `lookup`: the record at the empty variant is either the
+    /// response (no `Vary`: one read) or the vary spec, from which the request's variant is
+    /// computed and read (two reads). `open` reads one record and whatever comes with it (the
+    /// body, or a reader of it).
+    private func diskRecord<Extra>(
+        for lookup: LookupKey, open: ([UInt8], [UInt8]) throws(CacheError) -> (StoredRecord, Extra)?
+    ) throws(CacheError) -> DiskRecord<Extra>? {
+        guard let (first, extra) = try open(lookup.key, []) else { return nil }
+        switch RecordKind(rawValue: first.appFlags) {
+        case .response:
+            return DiskRecord(record: first, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: []), vary: nil)
+        case .varySpec:
+            guard let spec = VarySpec(decoding: first.head) else {
+                purgeCorrupt(first, why: "undecodable vary spec")
+                return nil
+            }
+            let vary = VaryFields(responseFields: [.vary: spec.varyValue])
+            let variant = VaryKey(vary: vary, requestFields: lookup.requestFields).encoded
+            guard let (record, extra) = try open(lookup.key, variant), RecordKind(rawValue: record.appFlags) == .response
+            else { return nil }
+            return DiskRecord(record: record, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: variant), vary: vary)
+        case nil:
+            purgeCorrupt(first, why: "unknown record kind \(first.appFlags)")
+            return nil
+        }
+    }
+
+    /// The record's response head, or nil (a miss; a head that is not of a later format is purged).
+    private func decodeHead(_ record: StoredRecord) -> ResponseHead? {
+        guard let head = ResponseHead(decoding: record.head) else {
+            if !ResponseHead.isLaterVersion(record.head) { purgeCorrupt(record, why: "undecodable response head") }
+            return nil
+        }
+        return head
+    }
+
+    /// Bad cached data is a miss plus a purge, logged (docs/Style.md rule 20).
+    func purgeCorrupt(_ record: StoredRecord, why: String) {
+        counters.corruptPurges.add(1, ordering: .relaxed)
+        logger.error("corrupt cache entry purged", metadata: ["reason": "\(why)", "version": "\(record.version)"])
+        do { try store?.remove(key: record.key, variant: record.variant) } catch {
+            logger.warning("cannot purge a corrupt entry", metadata: ["error": "\(error.detailedDescription())"])
+        }
+    }
+}
+
+/// GET keys by URL string, bounded: when full it starts over, so a process that sees many
+/// distinct URLs pays the key building it paid before and holds at most `limit` keys.
+struct KeyMemo {
+    static let defaultLimit = 1024
+    private(set) var keys: [String: [UInt8]] = [:]
+    let limit: Int
+
+    init(limit: Int = KeyMemo.defaultLimit) { self.limit = max(limit, 0) }
+
+    func key(for url: String) -> [UInt8]? { keys[url] }
+
+    mutating func remember(_ key: [UInt8], for url: String) {
+        guard limit > 0 else { return }
+        if keys.count >= limit { keys.removeAll(keepingCapacity: true) }
+        keys[url] = key
+    }
+}
+
+extension HTTPFields {
+    /// Fields from Foundation's dictionary form; names that are not valid field names are
+    /// skipped (they can take no part in `Vary` matching).
+    init(pairs: some Sequence<(key: String, value: String)>) {
+        self.init()
+        for (name, value) in pairs {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            append(HTTPField(name: fieldName, value: value))
+        }
+    }
+}

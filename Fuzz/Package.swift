@@ -10,14 +10,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
-        // The seeded generator the checks' test bodies use (a symlink to Tests/TestRandom).
-        .target(name: "TestRandom"),
+        // The seeded generator the checks' test bodies use (a symlink to Sources/SeededRandom).
+        .target(name: "SeededRandom"),
         // libFuzzer's driver entry, declared for Swift (see its header).
         .target(name: "FuzzDriver"),
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "TestRandom",
+                "SeededRandom",
                 .product(name: "SharedURLCacheStore", package: "SharedURLCache"),
                 .product(name: "HTTPCacheSemantics", package: "SharedURLCache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

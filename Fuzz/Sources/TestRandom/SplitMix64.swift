@@ -1,1 +1,0 @@
-../../../Tests/TestRandom/SplitMix64.swift

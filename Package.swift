@@ -123,6 +123,7 @@ let package = Package(
                 "SharedURLCache",
                 "HTTPCacheSemantics",
                 "CacheMaintenance",
+                "CacheEntryFormat",
                 "BenchmarkDriver",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -158,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheMaintenanceTests",
-            dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics", "TestProcess", "CacheWorker"]
+            dependencies: ["CacheMaintenance", "SharedURLCacheStore", "HTTPCacheSemantics", "TestProcess", "CacheWorker", "urlcache"]
         ),
         // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
         // variants with SUC_SOAK=1 (tools/soak).

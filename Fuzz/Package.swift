@@ -2,7 +2,9 @@
 import PackageDescription
 
 // libFuzzer targets (docs/Reliability.md T12). Build and run with scripts/fuzz.sh; the checks are the
-// very file CacheWorker uses to replay Fuzz/FailCases in CI (Sources/FuzzChecks are symlinks).
+// very file CacheWorker uses to replay Fuzz/FailCases in CI (Sources/FuzzChecks are symlinks, the
+// seeded generator of Sources/SeededRandom among them: a target of that name here would clash with
+// the main package's).
 let package = Package(
     name: "SharedURLCacheFuzz",
     dependencies: [
@@ -10,14 +12,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
-        // The seeded generator the checks' test bodies use (a symlink to Sources/SeededRandom).
-        .target(name: "SeededRandom"),
         // libFuzzer's driver entry, declared for Swift (see its header).
         .target(name: "FuzzDriver"),
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "SeededRandom",
                 .product(name: "SharedURLCacheStore", package: "SharedURLCache"),
                 .product(name: "HTTPCacheSemantics", package: "SharedURLCache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -12,8 +12,10 @@ import json
 import os
 import sys
 
+# The modules of the package's library products (CacheMaintenance is not one: its declarations
+# are `package`, for urlcache and the tests).
 LIBRARIES = ["SharedURLCacheStore", "HTTPCacheSemantics", "SharedURLCache", "SharedURLCacheFoundation",
-             "SharedURLCacheAsyncHTTPClient", "CachingProxy", "CacheMaintenance"]
+             "SharedURLCacheAsyncHTTPClient", "CachingProxy"]
 
 
 def main():

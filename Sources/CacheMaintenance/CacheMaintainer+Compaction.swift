@@ -11,26 +11,26 @@ import SharedURLCacheStore
 /// and a run that finds the directory over `lowWater` brings it down to `lowWater`, rewriting the
 /// index when that is what stands in the way, so cron keeps headroom below the capacity
 /// (docs/Capacity.md).
-public struct CompactionOptions: Sendable, Hashable {
+package struct CompactionOptions: Sendable, Hashable {
     /// The directory's capacity (bytes, or a percentage of its file system); `nil`: no size limit.
-    public var maxSize: SizeLimit?
+    package var maxSize: SizeLimit?
     /// Where size eviction stops: a percentage of `maxSize`, or bytes (at most `maxSize`).
-    public var lowWater: SizeLimit = .percent(90)
+    package var lowWater: SizeLimit = .percent(90)
     /// Entries not used for this long go whatever the size.
-    public var maxAge: Duration?
+    package var maxAge: Duration?
     /// Keep at least this much of the file system free (bytes, or a percentage of it): when less is
     /// available, evict the shortfall.
-    public var minFree: SizeLimit?
+    package var minFree: SizeLimit?
     /// Orphan body files and temp files younger than this may belong to a store in flight.
-    public var gracePeriod: Duration = .seconds(600)
+    package var gracePeriod: Duration = .seconds(600)
     /// Entries per write transaction: a live writer waits at most one batch.
-    public var batchSize = 1000
+    package var batchSize = 1000
     /// Count what would go; change nothing.
-    public var dryRun = false
+    package var dryRun = false
     /// Wait for a running compaction instead of failing with `.busy`.
-    public var waitForLock = false
+    package var waitForLock = false
 
-    public init() {}
+    package init() {}
 }
 
 /// The sizes a compaction worked from and the targets it gave the store.
@@ -38,28 +38,28 @@ public struct CompactionOptions: Sendable, Hashable {
 /// `diskTargetBytes` is on what `du` shows (the store measures it, evicts, removes leftovers and
 /// rewrites the index until the directory is under it); `targetBytes` (from `--min-free`) is on
 /// `entryBytes` = bodies on disk (with their header and record copy) + index records.
-public struct CompactionPlan: Sendable, Hashable, Codable {
-    public var entryBytes: Int
+package struct CompactionPlan: Sendable, Hashable, Codable {
+    package var entryBytes: Int
     /// The index file in use (last page), informational.
-    public var indexUsedBytes: Int
-    public var fileSystem: FileSystemSpace?
-    public var maxSizeBytes: Int?
-    public var lowWaterBytes: Int?
-    public var minFreeBytes: Int?
+    package var indexUsedBytes: Int
+    package var fileSystem: FileSystemSpace?
+    package var maxSizeBytes: Int?
+    package var lowWaterBytes: Int?
+    package var minFreeBytes: Int?
     /// The bound on `entryBytes` the store evicts down to (`--min-free`); `nil`: none.
-    public var targetBytes: Int?
+    package var targetBytes: Int?
     /// The bound on the directory's bytes on disk (`du`) the store brings it down to when over
     /// it: the low-water mark of `maxSize`; `nil`: none.
-    public var diskTargetBytes: Int?
+    package var diskTargetBytes: Int?
     /// Entries last used before this go (`maxAge`).
-    public var unusedBefore: Date?
+    package var unusedBefore: Date?
     /// Why anything is evicted: `over-max-size`, `below-min-free`, `max-age`.
-    public var reasons: [String]
+    package var reasons: [String]
 
     /// Computes the plan; pure, so the arithmetic is tested without a disk.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` when the marks contradict each other, or a
     ///   percentage of the file system is asked for without `fileSystem`.
-    public static func make(
+    package static func make(
         statistics: StoreStatistics, options: CompactionOptions, fileSystem: FileSystemSpace?, now: Date
     ) throws(MaintenanceError) -> CompactionPlan {
         try make(
@@ -68,7 +68,7 @@ public struct CompactionPlan: Sendable, Hashable, Codable {
     }
 
     /// The same from the three counters it uses (`StoreStatistics` fields).
-    public static func make(
+    package static func make(
         storedBytes: Int, recordBytes: Int, indexUsedBytes: Int, options: CompactionOptions, fileSystem: FileSystemSpace?,
         now: Date
     ) throws(MaintenanceError) -> CompactionPlan {
@@ -109,53 +109,24 @@ public struct CompactionPlan: Sendable, Hashable, Codable {
 }
 
 /// What `urlcache compact` did (or, with `dryRun`, would do).
-public struct CompactionSummary: TextReport, Sendable, Hashable, Codable {
-    public var directory: String
-    public var dryRun: Bool
-    public var plan: CompactionPlan
+package struct CompactionSummary: Sendable, Hashable, Codable {
+    package var directory: String
+    package var dryRun: Bool
+    package var plan: CompactionPlan
     /// The store's report: evicted entries and bytes, expired, orphans, temp files, transactions.
-    public var result: CompactionReport
-    public var entriesBefore: Int
-    public var entriesAfter: Int
-    public var entryBytesBefore: Int
-    public var entryBytesAfter: Int
+    package var result: CompactionReport
+    package var entriesBefore: Int
+    package var entriesAfter: Int
+    package var entryBytesBefore: Int
+    package var entryBytesAfter: Int
     /// Why anything was evicted, as found by the run (`over-low-water` when the directory's
     /// measured size was over the plan's disk target), after the plan's own reasons.
-    public var reasons: [String]
+    package var reasons: [String]
     /// The directory's eviction counter after the run (shared by every process, ever).
-    public var evictionsCounter: Int
-    public var seconds: Double
+    package var evictionsCounter: Int
+    package var seconds: Double
     /// Evicted entries per second of the run (0 when nothing was evicted).
-    public var evictedPerSecond: Double
-
-    public var text: String {
-        var rows: [(String, String)] = [
-            ("directory", directory),
-            ("mode", dryRun ? "dry run (nothing changed)" : "compacted"),
-            ("on disk (du)", "\(TextFormat.bytes(result.diskBytesBefore)) → \(TextFormat.bytes(result.diskBytesAfter))"),
-            ("index file", "\(TextFormat.bytes(result.indexBytesBefore)) → \(TextFormat.bytes(result.indexBytesAfter))"
-                + (result.indexRewrites > 0 ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)" : "")),
-        ]
-        if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {
-            rows.append(("max size / low water", "\(TextFormat.bytes(max)) / \(TextFormat.bytes(low))"))
-        }
-        if let minFree = plan.minFreeBytes, let fs = plan.fileSystem {
-            rows.append(("min free / available", "\(TextFormat.bytes(minFree)) / \(TextFormat.bytes(fs.availableBytes))"))
-        }
-        if let cutoff = plan.unusedBefore { rows.append(("evict unused before", TextFormat.date(cutoff))) }
-        rows.append(("reasons", reasons.isEmpty ? "none (within limits; swept leftovers only)" : reasons.joined(separator: ", ")))
-        let verb = dryRun ? "would evict" : "evicted"
-        rows += [
-            (verb, "\(result.evictedEntries) entries, \(TextFormat.bytes(result.evictedBytes)) (\(result.expiredEntries) for age)"),
-            ("entries", "\(entriesBefore) → \(entriesAfter)"),
-            ("entry bytes", "\(TextFormat.bytes(entryBytesBefore)) → \(TextFormat.bytes(entryBytesAfter))"),
-            ("orphan files", "\(result.orphanFiles) (\(TextFormat.bytes(result.orphanBytes)))"),
-            ("temp files", "\(result.tempFiles)"),
-            ("write transactions", "\(result.transactions)"),
-            ("time", String(format: "%.3f s", seconds) + (result.evictedEntries > 0 && !dryRun ? String(format: " (%.0f entries/s)", evictedPerSecond) : "")),
-        ]
-        return TextFormat.pairs(rows)
-    }
+    package var evictedPerSecond: Double
 }
 
 extension CacheMaintainer {
@@ -174,7 +145,7 @@ extension CacheMaintainer {
     ///   - progress: called between transactions with (entries, bytes) evicted so far.
     /// - Throws: `CacheError` (`.busy` when another compaction runs and `waitForLock` is off),
     ///   ``MaintenanceError/invalidArgument(_:)`` for contradictory limits.
-    public func compact(
+    package func compact(
         _ options: CompactionOptions, now: Date = Date(), fileSystem: FileSystemSpace? = nil,
         progress: ((Int, Int) -> Void)? = nil
     ) throws -> CompactionSummary {

@@ -2,19 +2,19 @@ import Foundation
 import SharedURLCacheStore
 
 /// Which entries `urlcache purge` removes: the entries matching every given criterion, or all.
-public struct PurgeSelection: Sendable, Hashable, Codable {
+package struct PurgeSelection: Sendable, Hashable, Codable {
     /// Exactly this URL (normalised), every method and variant.
-    public var url: String?
+    package var url: String?
     /// URLs starting with this prefix (normalised like keys are).
-    public var urlPrefix: String?
+    package var urlPrefix: String?
     /// Entries stored at or after this date.
-    public var storedSince: Date?
+    package var storedSince: Date?
     /// Entries of this partition.
-    public var partition: String?
+    package var partition: String?
     /// Every entry (no other criterion allowed).
-    public var all: Bool
+    package var all: Bool
 
-    public init(url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil, all: Bool = false) {
+    package init(url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil, all: Bool = false) {
         self.url = url
         self.urlPrefix = urlPrefix
         self.storedSince = storedSince
@@ -23,7 +23,7 @@ public struct PurgeSelection: Sendable, Hashable, Codable {
     }
 
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` for an empty or contradictory selection.
-    public func validated() throws(MaintenanceError) -> PurgeSelection {
+    package func validated() throws(MaintenanceError) -> PurgeSelection {
         let criteria = [url != nil, urlPrefix != nil, storedSince != nil, partition != nil].filter { $0 }.count
         if all && criteria > 0 { throw .invalidArgument("--all cannot be combined with another selection") }
         if !all && criteria == 0 { throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition or --all") }
@@ -48,29 +48,20 @@ public struct PurgeSelection: Sendable, Hashable, Codable {
 }
 
 /// What `urlcache purge` removed (or, with `dryRun`, would remove).
-public struct PurgeReport: TextReport, Sendable, Hashable, Codable {
-    public var directory: String
-    public var selection: PurgeSelection
-    public var dryRun: Bool
+package struct PurgeReport: Sendable, Hashable, Codable {
+    package var directory: String
+    package var selection: PurgeSelection
+    package var dryRun: Bool
     /// Entries that matched when the directory was walked.
-    public var matchedEntries: Int
+    package var matchedEntries: Int
     /// Their body bytes on disk.
-    public var matchedBytes: Int
+    package var matchedBytes: Int
     /// Entries removed (0 in a dry run; can be below `matchedEntries` when services removed or
     /// replaced some meanwhile, or above it for `--all`/`--since`, which also take what was
     /// stored during the purge).
-    public var removedEntries: Int
+    package var removedEntries: Int
     /// `scan` (walk + remove each), `store-time-index` (`--since` alone) or `all`.
-    public var method: String
-
-    public var text: String {
-        TextFormat.pairs([
-            ("directory", directory),
-            ("mode", dryRun ? "dry run (nothing removed)" : "purged"),
-            ("matched", "\(matchedEntries) entries, \(TextFormat.bytes(matchedBytes))"),
-            ("removed", "\(removedEntries) entries"),
-        ])
-    }
+    package var method: String
 }
 
 extension CacheMaintainer {
@@ -80,7 +71,7 @@ extension CacheMaintainer {
     /// store-time index, no scan). Other selections walk the records, then remove each matching
     /// (key, variant) exactly; a variant stored after the walk is left alone.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
-    public func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
+    package func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
         let selection = try selection.validated()
         var matched: [(key: [UInt8], variant: [UInt8])] = []
         var matchedBytes = 0

@@ -7,7 +7,7 @@ import Foundation
 /// try SizeLimit("20GiB")   // .bytes(21_474_836_480)
 /// try SizeLimit("90%")     // .percent(90)
 /// ```
-public enum SizeLimit: Sendable, Hashable, CustomStringConvertible {
+package enum SizeLimit: Sendable, Hashable, CustomStringConvertible {
     case bytes(Int)
     case percent(Double)
 
@@ -23,7 +23,7 @@ public enum SizeLimit: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses "20GiB", "1.5G", "500MB", "1048576", "90%".
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``.
-    public init(_ text: String) throws(MaintenanceError) {
+    package init(_ text: String) throws(MaintenanceError) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasSuffix("%") {
             guard let value = Double(trimmed.dropLast().trimmingCharacters(in: .whitespaces)), value.isFinite,
@@ -43,14 +43,14 @@ public enum SizeLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The size in bytes, a percentage being taken of `whole`.
-    public func resolved(of whole: Int) -> Int {
+    package func resolved(of whole: Int) -> Int {
         switch self {
         case .bytes(let bytes): bytes
         case .percent(let percent): Int((Double(whole) * percent / 100).rounded(.down))
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .bytes(let bytes): "\(bytes) bytes"
         case .percent(let percent): "\(percent)%"
@@ -59,12 +59,12 @@ public enum SizeLimit: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Ages on the command line: "30d", "12h", "90m", "45s", "2w", or a sum ("1d12h").
-public enum AgeLimit {
+package enum AgeLimit {
     private static let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
 
     /// Parses an age into a `Duration`.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``.
-    public static func parse(_ text: String) throws(MaintenanceError) -> Duration {
+    package static func parse(_ text: String) throws(MaintenanceError) -> Duration {
         let invalid = MaintenanceError.invalidArgument("'\(text)' is not an age (examples: 30d, 12h, 90m, 1d12h)")
         var seconds: Int64 = 0
         var digits = ""
@@ -88,9 +88,9 @@ public enum AgeLimit {
 
 /// Dates on the command line: ISO 8601 ("2025-06-01", "2025-06-01T12:00:00Z") or an age
 /// before `now` ("2h": two hours ago).
-public enum DateArgument {
+package enum DateArgument {
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``.
-    public static func parse(_ text: String, now: Date) throws(MaintenanceError) -> Date {
+    package static func parse(_ text: String, now: Date) throws(MaintenanceError) -> Date {
         if let age = try? AgeLimit.parse(text) { return now.addingTimeInterval(-age.timeInterval) }
         let full = ISO8601DateFormatter()
         if let date = full.date(from: text) { return date }
@@ -113,20 +113,20 @@ extension Duration {
 }
 
 /// Size and free space of the file system holding a directory (`statvfs`).
-public struct FileSystemSpace: Sendable, Hashable, Codable {
+package struct FileSystemSpace: Sendable, Hashable, Codable {
     /// Bytes of the whole file system.
-    public var totalBytes: Int
+    package var totalBytes: Int
     /// Bytes an unprivileged process may still write (`f_bavail`).
-    public var availableBytes: Int
+    package var availableBytes: Int
 
-    public init(totalBytes: Int, availableBytes: Int) {
+    package init(totalBytes: Int, availableBytes: Int) {
         self.totalBytes = totalBytes
         self.availableBytes = availableBytes
     }
 
     /// Measures the file system of `directory`.
     /// - Throws: ``MaintenanceError/system(_:)`` when `statvfs` fails.
-    public static func of(directory: String) throws(MaintenanceError) -> FileSystemSpace {
+    package static func of(directory: String) throws(MaintenanceError) -> FileSystemSpace {
         var info = statvfs()
         guard statvfs(directory, &info) == 0 else {
             throw .system("statvfs(\(directory)) failed: \(String(cString: strerror(errno)))")

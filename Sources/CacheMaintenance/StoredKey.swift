@@ -4,13 +4,13 @@ import HTTPCacheSemantics
 /// A store key read back as the (partition, method, URL) the URL-level API encoded into it
 /// (the entry format's `KeyLayout`, which `CacheKey.encoded` writes). Keys written through the
 /// store directly (tests, benchmarks) do not decode; tools show them as hex.
-public struct StoredKey: Sendable, Hashable, Codable {
-    public var partition: String
-    public var method: String
+package struct StoredKey: Sendable, Hashable, Codable {
+    package var partition: String
+    package var method: String
     /// The normalised URL, as keyed.
-    public var url: String
+    package var url: String
 
-    public init(partition: String, method: String, url: String) {
+    package init(partition: String, method: String, url: String) {
         self.partition = partition
         self.method = method
         self.url = url
@@ -18,22 +18,22 @@ public struct StoredKey: Sendable, Hashable, Codable {
 
     /// Decodes `CacheKey.encoded` bytes; `nil` for anything else (a raw key, another version,
     /// trailing bytes, invalid UTF-8). Every length is bounded before use: keys are untrusted.
-    public init?(decoding bytes: [UInt8]) {
+    package init?(decoding bytes: [UInt8]) {
         guard let fields = KeyLayout.decode(bytes) else { return nil }
         self.init(partition: fields.partition, method: fields.method, url: fields.url)
     }
 
     /// The store key the URL-level API uses for this (partition, method, normalised URL).
-    public var encoded: [UInt8] { KeyLayout.encode(partition: partition, method: method, urlParts: url) }
+    package var encoded: [UInt8] { KeyLayout.encode(partition: partition, method: method, urlParts: url) }
 
     /// The key of `url` (normalised as the cache does) in `partition` for `method`.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` when the URL is not cacheable.
-    public static func encode(partition: String, method: String, url: String) throws(MaintenanceError) -> [UInt8] {
+    package static func encode(partition: String, method: String, url: String) throws(MaintenanceError) -> [UInt8] {
         StoredKey(partition: partition, method: method, url: try normalize(url)).encoded
     }
 
     /// The URL as keys hold it (scheme and host lowercased, default port elided, fragment dropped).
-    public static func normalize(_ url: String) throws(MaintenanceError) -> String {
+    package static func normalize(_ url: String) throws(MaintenanceError) -> String {
         do {
             return try NormalizedURL(url).string
         } catch {
@@ -44,7 +44,7 @@ public struct StoredKey: Sendable, Hashable, Codable {
     /// A URL prefix normalised like keys are, where it parses: "HTTPS://API.Example.com:443/v1"
     /// matches keys under "https://api.example.com/v1". A prefix that stops inside the authority
     /// ("https://api.exa") keeps no added "/", and one that does not parse is used as given.
-    public static func normalizePrefix(_ prefix: String) -> String {
+    package static func normalizePrefix(_ prefix: String) -> String {
         guard let normalized = try? NormalizedURL(prefix).string else { return prefix }
         let afterScheme = prefix.range(of: "://").map { prefix[$0.upperBound...] } ?? ""
         let hasPath = afterScheme.contains("/") || afterScheme.contains("?")
@@ -55,23 +55,23 @@ public struct StoredKey: Sendable, Hashable, Codable {
 
 /// The variant (secondary key) read back as `VaryKey.encoded` (the entry format's
 /// `VariantLayout`): the selecting request fields.
-public struct StoredVariant: Sendable, Hashable, Codable {
-    public struct Field: Sendable, Hashable, Codable {
-        public var name: String
+package struct StoredVariant: Sendable, Hashable, Codable {
+    package struct Field: Sendable, Hashable, Codable {
+        package var name: String
         /// `nil`: the request did not carry the field.
-        public var value: String?
+        package var value: String?
 
-        public init(name: String, value: String?) {
+        package init(name: String, value: String?) {
             self.name = name
             self.value = value
         }
     }
 
-    public var fields: [Field]
+    package var fields: [Field]
 
     /// Decodes `VaryKey.encoded` bytes; `nil` for anything else. An empty variant decodes to
     /// no fields (a response stored without `Vary`).
-    public init?(decoding bytes: [UInt8]) {
+    package init?(decoding bytes: [UInt8]) {
         guard let fields = VariantLayout.decode(bytes) else { return nil }
         self.fields = fields.map { Field(name: $0.name, value: $0.value) }
     }

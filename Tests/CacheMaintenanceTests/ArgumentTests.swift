@@ -3,6 +3,7 @@ import Foundation
 import HTTPCacheSemantics
 import SharedURLCacheStore
 import Testing
+@testable import urlcache
 import TestProcess
 
 @Suite(.blockingWaits) struct ArgumentTests {

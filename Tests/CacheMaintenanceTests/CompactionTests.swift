@@ -3,6 +3,7 @@ import Foundation
 import SharedURLCacheStore
 import Synchronization
 import Testing
+@testable import urlcache
 import TestProcess
 
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))

@@ -2,6 +2,7 @@ import CacheMaintenance
 import Foundation
 import SharedURLCacheStore
 import Testing
+@testable import urlcache
 import TestProcess
 
 @Suite(.blockingWaits, .timeLimit(.minutes(3)))

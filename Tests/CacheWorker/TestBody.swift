@@ -1,4 +1,7 @@
+// The fuzz package compiles SplitMix64 into this file's own module (Fuzz/Package.swift).
+#if canImport(SeededRandom)
 import SeededRandom
+#endif
 /// Self-checking bodies for the multi-process tests (docs/Reliability.md I2/I3): every body names its
 /// key and sequence number and its payload is a pure function of both, so a reader can prove a
 /// body is complete and belongs to the key it asked for.

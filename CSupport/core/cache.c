@@ -30,7 +30,13 @@
 
 #define SUC_FORMAT_VERSION ((unsigned)SUC_DIRECTORY_FORMAT)
 
+/* One handle per directory per process (lmdb.h: an environment must not be opened twice in a
+ * process). The mutex guards the list only: opening a directory (which may wait for another
+ * process's flock or write lock) happens outside it, under an `opening` entry that other
+ * threads opening the same directory wait for, so a directory that is slow to open never holds
+ * up the opening of any other. */
 static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_registry_cv = PTHREAD_COND_INITIALIZER;
 static suc_cache *g_registry;
 static uint64_t g_fork_gen;
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
@@ -41,6 +47,7 @@ static void atfork_child(void) {
     g_fork_gen++;
     g_registry = NULL;
     pthread_mutex_init(&g_registry_mu, NULL);
+    pthread_cond_init(&g_registry_cv, NULL);
 }
 
 static void install_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
@@ -736,12 +743,19 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
         rc = suc_fail_errno(err, "fstat(root)", errno);
         goto out;
     }
-    for (suc_cache *e = g_registry; e; e = e->next) {
-        if (e->dev == st.st_dev && e->ino == st.st_ino) {
-            e->refcount++;
-            *out = e;
-            goto out;
+    for (suc_cache *e = g_registry; e;) {
+        if (e->dev != st.st_dev || e->ino != st.st_ino) {
+            e = e->next;
+            continue;
         }
+        if (e->opening) { /* another thread is opening it: wait, then look again */
+            pthread_cond_wait(&g_registry_cv, &g_registry_mu);
+            e = g_registry;
+            continue;
+        }
+        e->refcount++;
+        *out = e;
+        goto out;
     }
 
     c = cache_alloc();
@@ -754,6 +768,11 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     c->ino = st.st_ino;
     c->rootfd = rootfd;
     rootfd = -1;
+    c->refcount = 1;
+    c->opening = 1;
+    c->next = g_registry;
+    g_registry = c;
+    pthread_mutex_unlock(&g_registry_mu);
     if (!suc_gen_exists(c->rootfd)) {
         /* A new directory (or one written by a release before generations): create it under an
          * exclusive lock on the root, so that processes opening it together never see it half
@@ -762,27 +781,35 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
         do lrc = flock(c->rootfd, LOCK_EX); while (lrc < 0 && errno == EINTR);
         if (lrc < 0) {
             rc = suc_fail_errno(err, "flock(root)", errno);
-            goto out;
+            goto opened;
         }
         locked = 1;
-        if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto out;
+        if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto opened;
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
         (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
         (rc = suc_unsynced_recover(c, &locked, err)) ||
         (rc = open_current(c, o.create || c->discarded_unsynced_index, path, err)) ||
         (rc = suc_unsynced_open(c, err)))
-        goto out;
-
-    c->refcount = 1;
-    c->next = g_registry;
-    g_registry = c;
+        goto opened;
     *out = c;
-    c = NULL;
 
+opened:
+    if (locked) flock(c->rootfd, LOCK_UN);
+    pthread_mutex_lock(&g_registry_mu);
+    c->opening = 0;
+    if (rc) { /* not opened: out of the registry; a waiter, if any, tries for itself */
+        for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
+            if (*p == c) {
+                *p = c->next;
+                break;
+            }
+        }
+    } else {
+        c = NULL;
+    }
+    pthread_cond_broadcast(&g_registry_cv);
 out:
-    if (locked && c) flock(c->rootfd, LOCK_UN);
-    else if (locked && *out) flock((*out)->rootfd, LOCK_UN);
     pthread_mutex_unlock(&g_registry_mu);
     if (rootfd >= 0) suc_os_close(rootfd);
     cache_free(c);

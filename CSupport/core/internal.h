@@ -208,6 +208,7 @@ struct suc_cache {
     dev_t dev;
     ino_t ino;
     int refcount;
+    int opening; /* in the registry, still being opened by one thread; others wait for it */
     uint64_t fork_gen;
 
     suc_options opts;

@@ -215,7 +215,7 @@ if !coreOnly {
             ] + networking
         ),
         .testTarget(
-            name: "ProxyTests",
+            name: "CachingProxyTests",
             dependencies: [
                 "CachingProxy", "SharedURLCache", "SharedURLCacheAsyncHTTPClient", "LoopbackOrigin", "TestProcess",
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -223,11 +223,12 @@ if !coreOnly {
             ] + networking
         ),
         .testTarget(
-            name: "IntegrationTests",
-            dependencies: [
-                "SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
-                "SharedURLCacheAsyncHTTPClient",
-            ] + networking
+            name: "SharedURLCacheAsyncHTTPClientTests",
+            dependencies: ["SharedURLCacheAsyncHTTPClient", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess"] + networking
+        ),
+        .testTarget(
+            name: "SharedURLCacheFoundationTests",
+            dependencies: ["SharedURLCacheFoundation", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess"]
         ),
     ]
 }

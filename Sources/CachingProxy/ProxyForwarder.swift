@@ -73,10 +73,10 @@ struct ProxyForwarder: Sendable {
 
     /// The answer to a GET or HEAD without a body when the cache gives it at once (a fresh hit
     /// with its body in memory), with that body; nil otherwise (then ``answer(_:body:)``).
-    /// Synchronous: see ``CachingHTTPClient/storedResponse(for:)``.
+    /// Synchronous: see ``CachingHTTPClient/immediateResponse(for:)``.
     func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
         guard head.method == .GET || head.method == .HEAD, let request = upstreamRequest(for: head) else { return nil }
-        guard let stored = client.storedResponse(for: request) else { return nil }
+        guard let stored = client.immediateResponse(for: request) else { return nil }
         let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
                                  cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember)
         return (answer, stored.body)

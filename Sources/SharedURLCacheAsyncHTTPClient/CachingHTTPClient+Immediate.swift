@@ -5,8 +5,8 @@ import NIOHTTP1
 import SharedURLCache
 
 extension CachingHTTPClient {
-    /// A response the cache gives at once, its body in memory.
-    public struct StoredResponse: Sendable {
+    /// A response the cache gives at once, without the origin, its body in memory.
+    public struct ImmediateResponse: Sendable {
         public var status: HTTPResponseStatus
         /// The stored header fields with `Age` (RFC 9111 §5.1).
         public var headers: HTTPHeaders
@@ -27,13 +27,13 @@ extension CachingHTTPClient {
     /// read on the calling thread. A caller on an event loop (the proxy) answers its hits without
     /// a hop to the cooperative pool and back. Only GET and HEAD without a body, under the
     /// protocol cache policy.
-    public func storedResponse(for request: HTTPClientRequest) -> StoredResponse? {
+    public func immediateResponse(for request: HTTPClientRequest) -> ImmediateResponse? {
         guard request.body == nil, request.method == .GET || request.method == .HEAD,
             let head = try? Self.httpRequest(from: request),
             let answer = flow.storedResponse(for: head)
         else { return nil }
         let (status, headers) = Self.head(of: answer.response)
-        return StoredResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
+        return ImmediateResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
                               cacheStatusMember: answer.cacheStatusMember)
     }
 }

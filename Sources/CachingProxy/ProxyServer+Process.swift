@@ -7,8 +7,12 @@ import Synchronization
 
 /// The cache a proxy process opens (the CLI's options).
 public struct ProxyCacheSettings: Sendable {
+    /// The shared cache directory (created when missing).
     public var directory: String
+    /// This proxy process's memory tier, in bytes; 0 keeps nothing in memory.
     public var memoryCapacityBytes: Int
+    /// The directory's capacity, in bytes (records + body files): a full cache evicts its least
+    /// recently used entries in each store's own commit.
     public var diskCapacityBytes: Int
     /// The largest entry stored (body + head + userInfo); by default whatever the store itself
     /// takes (``storeLimitBytes``).
@@ -23,6 +27,7 @@ public struct ProxyCacheSettings: Sendable {
         return store.maximumBodyBytes + store.maximumHeadBytes + store.maximumUserInfoBytes
     }
 
+    /// Settings for `directory`: 64 MiB in memory and 1 GiB on disk unless given.
     public init(directory: String, memoryCapacityBytes: Int = 64 << 20, diskCapacityBytes: Int = 1 << 30,
                 maximumEntrySizeBytes: Int = ProxyCacheSettings.storeLimitBytes) {
         self.directory = directory

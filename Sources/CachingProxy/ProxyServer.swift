@@ -28,6 +28,7 @@ import Synchronization
 /// stop. ``runUntilSignalled(configuration:cache:logger:ready:)`` wraps both for the CLI with
 /// SIGTERM and SIGINT.
 public final class ProxyServer: Sendable {
+    /// Where it listens, what it forwards to, and how it answers.
     public let configuration: ProxyConfiguration
     /// The caching client every request goes through (its ``CachingHTTPClient/cache`` is the
     /// partition the proxy reads and writes).

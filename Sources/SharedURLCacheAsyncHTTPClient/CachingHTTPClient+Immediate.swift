@@ -7,6 +7,7 @@ import SharedURLCache
 extension CachingHTTPClient {
     /// A response the cache gives at once, without the origin, its body in memory.
     public struct ImmediateResponse: Sendable {
+        /// The stored status, or 304 when the client's own validators match.
         public var status: HTTPResponseStatus
         /// The stored header fields with `Age` (RFC 9111 §5.1).
         public var headers: HTTPHeaders

@@ -43,6 +43,7 @@ public final class CachingHTTPClient: Sendable {
     public let httpClient: HTTPClient
     /// The flow (and through it the cache, in the client's partition).
     public let flow: HTTPCachingFlow
+    /// The caching and origin settings the client was made with.
     public let configuration: Configuration
     private let collapser = RequestCollapser()
 

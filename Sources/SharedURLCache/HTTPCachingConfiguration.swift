@@ -10,6 +10,7 @@ import HTTPTypes
 public struct ProposedCacheEntry: Sendable {
     /// The response as it will be stored (hop-by-hop fields already removed).
     public var response: HTTPResponse
+    /// The body as it will be stored.
     public var body: Data
     /// `.allowed` (disk, every process), `.allowedInMemoryOnly` (this process), `.notAllowed`.
     public var storagePolicy: URLCache.StoragePolicy
@@ -23,6 +24,7 @@ public struct ProposedCacheEntry: Sendable {
 public struct CachingRule: Sendable, Hashable {
     /// Which requests it applies to: a host (exact, case-insensitive) and/or a path prefix.
     public var host: String?
+    /// See ``host``: requests whose path starts with this.
     public var pathPrefix: String?
     /// Serve responses of these requests as fresh for this long, whatever the origin says
     /// (for origins that send no cache headers). Implemented by storing
@@ -31,6 +33,7 @@ public struct CachingRule: Sendable, Hashable {
     /// Never store responses of these requests.
     public var neverStore: Bool
 
+    /// A rule for `host` and/or `pathPrefix` (nil matches any).
     public init(host: String? = nil, pathPrefix: String? = nil, forcedTTLSeconds: Int? = nil, neverStore: Bool = false) {
         self.host = host
         self.pathPrefix = pathPrefix
@@ -61,6 +64,7 @@ public struct HTTPCachingConfiguration: Sendable {
     /// The clock; a parameter so tests can move time.
     public var now: @Sendable () -> Date = { Date() }
 
+    /// The defaults: a shared cache under RFC 9111, background revalidation, no hook, no rules.
     public init() {}
 }
 

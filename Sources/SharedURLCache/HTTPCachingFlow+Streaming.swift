@@ -7,6 +7,7 @@ import HTTPTypes
 
 /// A response as the streaming flow answers it: the head at once, the body as it is read.
 public struct CachedHTTPStreamingResponse: Sendable {
+    /// The response head as answered, with `Age` on a stored response (RFC 9111 §5.1).
     public var response: HTTPResponse
     /// The body, read once; see ``CachedBody``.
     public var body: CachedBody

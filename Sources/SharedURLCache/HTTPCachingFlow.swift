@@ -8,7 +8,9 @@ import HTTPTypes
 
 /// A response as the caching flow answers it.
 public struct CachedHTTPResponse: Sendable {
+    /// The response head as answered, with `Age` on a stored response (RFC 9111 §5.1).
     public var response: HTTPResponse
+    /// The whole body (empty for HEAD, a 304 and the like).
     public var body: Data
     /// How the cache answered (also suitable for an `X-Cache-Status` header).
     public var cacheStatus: CacheStatus
@@ -32,13 +34,16 @@ public final class HTTPCachingFlow: Sendable {
     /// Sends a request to the origin: `(request, body) → (response head, body)`.
     public typealias Fetch = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
 
+    /// The cache the flow looks up and stores in.
     public let cache: SharedCache
     /// The cache's engine: the flow's lookups and stores.
     var engine: CacheEngine { cache.engine }
+    /// Policy, hooks, rules and clock.
     public let configuration: HTTPCachingConfiguration
     /// URLs being revalidated in the background by this process (one at a time per URL).
     private let revalidating = Locked<Set<String>>([])
 
+    /// A flow over `cache`, with the default configuration unless one is given.
     public init(cache: SharedCache, configuration: HTTPCachingConfiguration = .init()) {
         self.cache = cache
         self.configuration = configuration

@@ -38,13 +38,16 @@ public final class SharedURLCacheProtocol: URLProtocol {
 
     private let work = Locked<Task<Void, Never>?>(nil)
 
+    /// Takes http and https requests while a flow is installed (``flow``).
     public override class func canInit(with request: URLRequest) -> Bool {
         guard flow != nil, let scheme = request.url?.scheme?.lowercased() else { return false }
         return scheme == "http" || scheme == "https"
     }
 
+    /// The request as it is: the cache keys on the URL and the request's own fields.
     public override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
+    /// Answers through the installed flow: from the cache, or from the origin and stored.
     public override func startLoading() {
         guard let flow = Self.flow else {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
@@ -81,6 +84,7 @@ public final class SharedURLCacheProtocol: URLProtocol {
         }
     }
 
+    /// Cancels the request's work (an origin request in flight is dropped).
     public override func stopLoading() {
         work.withLock { $0?.cancel() }
     }

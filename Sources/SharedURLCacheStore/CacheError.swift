@@ -12,7 +12,9 @@
 public struct CacheError: Error, Sendable, CustomStringConvertible {
     /// A stable, extensible kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, as `urlcache` prints it and logs match on.
         public let name: String
+        /// A code by name (the core's codes come from its own table).
         public init(_ name: String) { self.name = name }
         public var description: String { name }
 
@@ -64,12 +66,16 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public var libraryCode: Int32
     }
 
+    /// What kind of failure this is.
     public var code: Code
+    /// What went wrong, in words, with the path or limit involved.
     public var message: String
+    /// The system or library call that failed, when there was one.
     public var cause: Cause?
     /// Where in Swift the error surfaced.
     public var location: String
 
+    /// An error of `code`; `file` and `line` say where it was raised.
     public init(_ code: Code, _ message: String, cause: Cause? = nil, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message

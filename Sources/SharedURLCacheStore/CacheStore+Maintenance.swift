@@ -16,10 +16,12 @@ public struct CompactionPolicy: Sendable, Hashable {
     public var gracePeriod: Duration = .seconds(600)
     /// Entries per write transaction: live writers wait at most one batch.
     public var batchSize = 1000
+    /// Report what would be evicted and removed, and change nothing.
     public var dryRun = false
     /// Wait for a running compaction instead of failing with `.busy`.
     public var waitForLock = false
 
+    /// A policy with a size target and/or an age cutoff; the other settings keep their defaults.
     public init(targetBytes: Int? = nil, unusedBefore: Date? = nil) {
         self.targetBytes = targetBytes
         self.unusedBefore = unusedBefore
@@ -28,22 +30,33 @@ public struct CompactionPolicy: Sendable, Hashable {
 
 /// What a compaction did (or, in a dry run, would do).
 public struct CompactionReport: Sendable, Hashable, Codable {
+    /// Entries evicted (to the size targets and for age).
     public var evictedEntries: Int
+    /// The bytes the evicted entries took (records + body files).
     public var evictedBytes: Int
+    /// The part of ``evictedEntries`` evicted for age (`unusedBefore`).
     public var expiredEntries: Int
+    /// Body files no record points to, removed (past the grace period).
     public var orphanFiles: Int
+    /// The bytes of those orphan files.
     public var orphanBytes: Int
+    /// Temp files of abandoned stores, removed (past the grace period).
     public var tempFiles: Int
+    /// Time-index keys without their record, removed.
     public var strayIndexKeys: Int
+    /// Write transactions committed (live writers waited at most one each).
     public var transactions: Int
     /// The directory's bytes on disk (allocated blocks, as `du`), measured before and after.
     public var diskBytesBefore: Int
+    /// See ``diskBytesBefore``.
     public var diskBytesAfter: Int
     /// The index file and its lock file, before and after.
     public var indexBytesBefore: Int
+    /// See ``indexBytesBefore``.
     public var indexBytesAfter: Int
     /// Index generations written; stores waited for each (lookups never did).
     public var indexRewrites: Int
+    /// The longest of those waits, in milliseconds.
     public var longestRewriteMilliseconds: Int
     /// A process of a release before index generations had the index open: entries were
     /// evicted, the index file was left for a later run (docs/Capacity.md).
@@ -52,15 +65,25 @@ public struct CompactionReport: Sendable, Hashable, Codable {
 
 /// What a verification found (and, with `fix`, repaired).
 public struct VerificationReport: Sendable, Hashable, Codable {
+    /// Entries checked.
     public var entries: Int
+    /// Index records that do not decode.
     public var unreadableRecords: Int
+    /// Records whose body file is missing.
     public var missingBodies: Int
+    /// Bodies of the wrong size, header or (with `checkBodies`) checksum.
     public var damagedBodies: Int
+    /// Body files no record points to (may be stores in flight: not damage).
     public var orphanFiles: Int
+    /// Temp files (may be stores in flight: not damage).
     public var tempFiles: Int
+    /// Time-index keys without their record.
     public var strayIndexKeys: Int
+    /// Problems `fix` repaired.
     public var repaired: Int
+    /// The directory's counters equal the sums over its records.
     public var countersMatch: Bool
+    /// Records a rebuild restored from the record copies in body files.
     public var rebuiltEntries: Int
     /// Entries whose body lives inside the index record: a rebuild after losing the index
     /// cannot restore them (rebuilds read body files).

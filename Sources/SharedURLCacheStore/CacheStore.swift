@@ -22,7 +22,9 @@ public final class CacheStore: @unchecked Sendable {
     // @unchecked: the handle is immutable after init and the C core is thread-safe (its own
     // locks guard every shared structure); nothing else is stored.
     private let handle: OpaquePointer
+    /// The directory this handle opened, as given.
     public let directory: String
+    /// The configuration it was opened with.
     public let configuration: CacheStoreConfiguration
 
     /// Opens (or creates) the cache directory.

@@ -28,6 +28,7 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
 
     /// Create the directory and its index when missing.
     public var createIfMissing = true
+    /// What an acknowledged store survives; `.standard` by default.
     public var durability = Durability.standard
     /// Initial size of the index map; it grows by doubling up to `maximumIndexBytes`.
     public var initialIndexBytes = Int(core.map_size_initial)
@@ -37,7 +38,9 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     public var maximumBodyBytes = Int(core.max_body_bytes)
     /// Limit on key + variant + partition bytes.
     public var maximumKeyBytes = Int(core.max_key_bytes)
+    /// Larger response heads are refused with `.tooLarge`.
     public var maximumHeadBytes = Int(core.max_head_bytes)
+    /// Larger userInfo is refused with `.tooLarge`.
     public var maximumUserInfoBytes = Int(core.max_user_info_bytes)
     /// Bodies that compress to at most this many bytes live inside the index record (no file
     /// to open on a hit, none to create on a store); `nil` stores every body in a file.
@@ -61,6 +64,7 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     /// go on (what a power loss can cost is then at most the index, detected at open).
     public var relaxedSyncInterval = Duration.milliseconds(core.relaxed_sync_interval_ms)
 
+    /// The core's defaults (`suc_options_init`).
     public init() {}
 }
 

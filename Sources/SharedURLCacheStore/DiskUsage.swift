@@ -20,6 +20,7 @@ public struct DiskUsage: Sendable, Hashable {
     public var bodyFileBytes: Int
     /// Temp files, orphan body files and retired index generations.
     public var leftoverBytes: Int
+    /// How many files ``leftoverBytes`` counts.
     public var leftoverFiles: Int
     /// Directories and the small control files.
     public var overheadBytes: Int
@@ -30,6 +31,7 @@ public struct DiskUsage: Sendable, Hashable {
     /// measurement in this process found them (or the layout's directories as created).
     public var measured: Bool
 
+    /// A usage figure; `CacheStore.diskUsage(measure:)` makes them.
     public init(totalBytes: Int, indexBytes: Int, bodyFileBytes: Int, leftoverBytes: Int, leftoverFiles: Int,
                 overheadBytes: Int, entryBytes: Int, measured: Bool) {
         self.totalBytes = totalBytes

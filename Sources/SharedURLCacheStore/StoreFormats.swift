@@ -7,8 +7,11 @@ import CSharedURLCache
 /// minor is read (what it adds is skipped), another major is a miss that is never purged, so
 /// two releases can share a directory during a rolling upgrade.
 public enum StoreFormats {
+    /// The directory format this build reads and writes (a directory of another one is refused).
     public static let directory = Int(SUC_DIRECTORY_FORMAT)
+    /// The index record format, `major.minor`: a newer minor is read, another major is a miss.
     public static let record = "\(SUC_RECORD_FORMAT_MAJOR).\(SUC_RECORD_FORMAT_MINOR)"
+    /// The body file format, `major.minor`, under the same rule as ``record``.
     public static let body = "\(SUC_BODY_FORMAT_MAJOR).\(SUC_BODY_FORMAT_MINOR)"
     /// The release of this package, as `urlcache --version` prints it.
     public static let release = "0.10.0"

@@ -6,11 +6,17 @@ import Foundation
 /// resource (the layers above put partition, method and URL in it), `variant` tells variants
 /// of one key apart (e.g. the request values named by Vary).
 public struct RecordDescriptor: Sendable, Hashable {
+    /// The primary key: an injective encoding of what identifies the resource.
     public var key: [UInt8]
+    /// Tells variants of one key apart (the request values `Vary` selects); empty for none.
     public var variant: [UInt8]
+    /// The partition the entry is counted and purged under (a tenant or service); may be empty.
     public var partition: [UInt8]
+    /// The response head, opaque to the store (the layers above encode it).
     public var head: [UInt8]
+    /// Caller data stored with the entry, opaque to the store.
     public var userInfo: [UInt8]
+    /// The store time, kept to the millisecond; `removeAll(storedSince:)` compares against it.
     public var storedAt: Date
     /// Opaque to the store; returned on lookup.
     public var appFlags: UInt32
@@ -19,6 +25,7 @@ public struct RecordDescriptor: Sendable, Hashable {
     /// What the store does to the key's other variants, in the same commit.
     public var otherVariants: OtherVariants
 
+    /// A descriptor; everything but the key has an empty or neutral default.
     public init(
         key: [UInt8], variant: [UInt8] = [], partition: [UInt8] = [], head: [UInt8] = [],
         userInfo: [UInt8] = [], storedAt: Date = Date(), appFlags: UInt32 = 0, storeUncompressed: Bool = false,
@@ -53,10 +60,15 @@ public enum OtherVariants: Sendable, Hashable {
 
 /// An entry read from the store: a value, independent of any transaction.
 public struct StoredRecord: Sendable, Hashable {
+    /// The primary key the entry was stored under.
     public var key: [UInt8]
+    /// The variant the entry was stored under; empty for none.
     public var variant: [UInt8]
+    /// The partition the entry was stored under.
     public var partition: [UInt8]
+    /// The response head, as stored.
     public var head: [UInt8]
+    /// The caller data, as stored.
     public var userInfo: [UInt8]
     /// The body, or `nil` when the lookup asked for the record only.
     public var body: [UInt8]?
@@ -70,15 +82,21 @@ public struct StoredRecord: Sendable, Hashable {
     public var footprintSize: Int
     /// Changes whenever the entry is replaced; memory tiers validate against it.
     public var version: UInt64
+    /// When it was stored.
     public var storedAt: Date
+    /// When a lookup last used it (updated at most once per `touchInterval`): eviction goes by this.
     public var lastUsed: Date
+    /// The caller's flags, as stored.
     public var appFlags: UInt32
+    /// The body lives inside the index record, not in a file.
     public var isInline: Bool
+    /// The body is stored zlib-compressed (not raw).
     public var isCompressed: Bool
 }
 
 /// Usage counters of a cache directory, exact as of the last commit.
 public struct StoreStatistics: Sendable, Hashable {
+    /// Entries in the directory (a key's variants count one each).
     public var entries: Int
     /// Sum of logical body sizes.
     public var bodyBytes: Int
@@ -86,9 +104,13 @@ public struct StoreStatistics: Sendable, Hashable {
     public var storedBytes: Int
     /// Bytes of index records.
     public var recordBytes: Int
+    /// The size of the index map (what the index file may grow to before it is remapped larger).
     public var indexMapBytes: Int
+    /// Bytes of the index map in use (pages holding data).
     public var indexUsedBytes: Int
+    /// Reader slots in use across every process (stale ones are cleared at open).
     public var readerSlotsUsed: Int
+    /// Reader slots the index has (`CacheStoreConfiguration.maximumReaders`).
     public var readerSlotsMax: Int
     /// Entries removed by compaction or the hard cap, ever (shared by every process).
     public var evictions: Int
@@ -99,8 +121,10 @@ public struct StoreStatistics: Sendable, Hashable {
     /// Lookups answered / not answered, ever, as reported by every process's
     /// ``CacheStore/countUsage(hits:misses:)`` (written with each process's next write).
     public var hits: Int
+    /// See ``hits``.
     public var misses: Int
 
+    /// Counters as read from the index.
     public init(entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
                 readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int,
                 stores: Int = 0, hits: Int = 0, misses: Int = 0) {

@@ -26,10 +26,12 @@ package struct BenchDriver: Sendable {
     /// How to start a worker: the executable and the arguments before the workload JSON.
     package var workerCommand: (executable: String, arguments: [String])
 
-    package init(directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
-                foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
-                seed: UInt64, threads: Int = 1, operations: Int? = nil, durable: Bool = false,
-                workerCommand: (executable: String, arguments: [String])) {
+    package init(
+        directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
+        foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
+        seed: UInt64, threads: Int = 1, operations: Int? = nil, durable: Bool = false,
+        workerCommand: (executable: String, arguments: [String])
+    ) {
         self.directory = directory
         self.implementations = implementations
         self.processCounts = processCounts
@@ -104,7 +106,9 @@ package struct BenchDriver: Sendable {
         let kind = base.implementation, size = base.bodyBytes
         let started = Date()
         let added = try base.populate()
-        progress("\(kind.rawValue) \(size) B: \(base.entries) entries ready (\(added) added in \(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
+        progress(
+            "\(kind.rawValue) \(size) B: \(base.entries) entries ready (\(added) added in \(String(format: "%.1f", Date().timeIntervalSince(started))) s)"
+        )
         for procs in processCounts {
             var merged = BenchWorkerResult()
             let workers = try (0..<procs).map { index -> (Process, Pipe) in
@@ -115,23 +119,29 @@ package struct BenchDriver: Sendable {
             for (process, pipe) in workers {
                 let data = pipe.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
-                guard process.terminationStatus == 0 else { throw BenchError("a \(kind.rawValue) worker exited with \(process.terminationStatus)") }
+                guard process.terminationStatus == 0 else {
+                    throw BenchError("a \(kind.rawValue) worker exited with \(process.terminationStatus)")
+                }
                 merged.merge(try JSONDecoder().decode(BenchWorkerResult.self, from: data))
             }
             let name = kind.rawValue
             var all = merged.lookupMicros
             all.add(merged.storeMicros)
-            for (op, count, histogram) in [("mix", merged.lookups + merged.stores, all),
-                                           ("lookup", merged.lookups, merged.lookupMicros),
-                                           ("store", merged.stores, merged.storeMicros)] where count > 0 {
-                rows.append(Row(
-                    bench: name, op: op, size: size, n: base.entries, procs: procs, threads: base.threads,
-                    ops_s: Double(count) / max(merged.seconds, 0.001),
-                    p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
-                    p999_us: histogram.valueAtPercentile(99.9),
-                    hit_rate: op == "lookup" ? Double(merged.hits) / Double(max(merged.lookups, 1)) : nil,
-                    errors: merged.errors,
-                    rss_mib: Double(merged.peakResidentKiB) / 1024, anon_mib: Double(merged.anonymousResidentKiB) / 1024))
+            for (op, count, histogram) in [
+                ("mix", merged.lookups + merged.stores, all),
+                ("lookup", merged.lookups, merged.lookupMicros),
+                ("store", merged.stores, merged.storeMicros),
+            ] where count > 0 {
+                rows.append(
+                    Row(
+                        bench: name, op: op, size: size, n: base.entries, procs: procs, threads: base.threads,
+                        ops_s: Double(count) / max(merged.seconds, 0.001),
+                        p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
+                        p999_us: histogram.valueAtPercentile(99.9),
+                        hit_rate: op == "lookup" ? Double(merged.hits) / Double(max(merged.lookups, 1)) : nil,
+                        errors: merged.errors,
+                        rss_mib: Double(merged.peakResidentKiB) / 1024,
+                        anon_mib: Double(merged.anonymousResidentKiB) / 1024))
             }
             progress("\(name) \(size) B × \(procs) proc: \(merged.lookups + merged.stores) ops")
         }
@@ -141,7 +151,8 @@ package struct BenchDriver: Sendable {
     private func spawn(_ workload: BenchWorkload) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: workerCommand.executable)
-        process.arguments = workerCommand.arguments + [String(decoding: try JSONEncoder().encode(workload), as: UTF8.self)]
+        process.arguments =
+            workerCommand.arguments + [String(decoding: try JSONEncoder().encode(workload), as: UTF8.self)]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -152,17 +163,24 @@ package struct BenchDriver: Sendable {
     /// same operation, size and process count, measured in this run.
     package static func table(_ rows: [Row]) -> String {
         func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
-            s.count >= n ? s : (left ? s + String(repeating: " ", count: n - s.count) : String(repeating: " ", count: n - s.count) + s)
+            s.count >= n
+                ? s
+                : (left
+                    ? s + String(repeating: " ", count: n - s.count) : String(repeating: " ", count: n - s.count) + s)
         }
-        var lines = [pad("implementation", 18, left: true) + pad("op", 7) + pad("size", 8) + pad("entries", 9) + pad("procs", 6)
-            + pad("thr", 4) + pad("ops/s", 11) + pad("p50 µs", 9) + pad("p99 µs", 9) + pad("p999 µs", 9) + pad("hits", 7)
-            + pad("rss MiB", 9) + pad("anon MiB", 9)]
+        var lines = [
+            pad("implementation", 18, left: true) + pad("op", 7) + pad("size", 8) + pad("entries", 9) + pad("procs", 6)
+                + pad("thr", 4) + pad("ops/s", 11) + pad("p50 µs", 9) + pad("p99 µs", 9) + pad("p999 µs", 9)
+                + pad("hits", 7)
+                + pad("rss MiB", 9) + pad("anon MiB", 9)
+        ]
         for row in rows {
-            lines.append(pad(row.bench, 18, left: true) + pad(row.op, 7) + pad("\(row.size)", 8) + pad("\(row.n)", 9)
-                + pad("\(row.procs)", 6) + pad("\(row.threads)", 4) + pad(String(format: "%.0f", row.ops_s), 11)
-                + pad("\(row.p50_us)", 9) + pad("\(row.p99_us)", 9) + pad("\(row.p999_us)", 9)
-                + pad(row.hit_rate.map { String(format: "%.0f%%", $0 * 100) } ?? "", 7)
-                + pad(String(format: "%.1f", row.rss_mib), 9) + pad(String(format: "%.1f", row.anon_mib), 9))
+            lines.append(
+                pad(row.bench, 18, left: true) + pad(row.op, 7) + pad("\(row.size)", 8) + pad("\(row.n)", 9)
+                    + pad("\(row.procs)", 6) + pad("\(row.threads)", 4) + pad(String(format: "%.0f", row.ops_s), 11)
+                    + pad("\(row.p50_us)", 9) + pad("\(row.p99_us)", 9) + pad("\(row.p999_us)", 9)
+                    + pad(row.hit_rate.map { String(format: "%.0f%%", $0 * 100) } ?? "", 7)
+                    + pad(String(format: "%.1f", row.rss_mib), 9) + pad(String(format: "%.1f", row.anon_mib), 9))
         }
         lines.append("")
         lines.append("Rows: 'mix' is every operation of the run (its ops/s is the workload's throughput); 'lookup' and")
@@ -170,29 +188,41 @@ package struct BenchDriver: Sendable {
         lines.append("slow store also lowers the lookup row) and its own latency percentiles. 'thr' is threads per")
         lines.append("process; 'rss MiB' the largest worker's peak resident memory (VmHWM, index pages it mapped")
         lines.append("included: shared page cache), 'anon MiB' its largest anonymous memory (heap, stacks), sampled.")
-        lines.append("ratios, shared-url-cache ÷ the other, same size and processes, this run (higher is better for ours):")
+        lines.append(
+            "ratios, shared-url-cache ÷ the other, same size and processes, this run (higher is better for ours):")
         for ours in rows where ours.bench == BenchImplementationKind.sharedURLCache.rawValue && ours.op == "mix" {
             var parts: [String] = []
             for other in [BenchImplementationKind.rawLimit, .foundation] {
                 // The same entry count, except for Foundation (capped: its largest count).
-                guard let mix = rows.last(where: {
-                    $0.bench == other.rawValue && $0.op == "mix" && $0.size == ours.size && $0.procs == ours.procs
-                        && (other == .foundation || $0.n == ours.n)
-                })
+                guard
+                    let mix = rows.last(where: {
+                        $0.bench == other.rawValue && $0.op == "mix" && $0.size == ours.size && $0.procs == ours.procs
+                            && (other == .foundation || $0.n == ours.n)
+                    })
                 else { continue }
-                var part = "\(other.rawValue): throughput \(String(format: "%.2f", ours.ops_s / max(mix.ops_s, 0.001)))×"
+                var part =
+                    "\(other.rawValue): throughput \(String(format: "%.2f", ours.ops_s / max(mix.ops_s, 0.001)))×"
                 for op in ["lookup", "store"] {
-                    if let mine = rows.first(where: { $0.bench == ours.bench && $0.op == op && $0.size == ours.size && $0.procs == ours.procs && $0.n == ours.n }),
-                        let theirs = rows.first(where: { $0.bench == other.rawValue && $0.op == op && $0.size == ours.size && $0.procs == ours.procs && $0.n == mix.n })
+                    if let mine = rows.first(where: {
+                        $0.bench == ours.bench && $0.op == op && $0.size == ours.size && $0.procs == ours.procs
+                            && $0.n == ours.n
+                    }),
+                        let theirs = rows.first(where: {
+                            $0.bench == other.rawValue && $0.op == op && $0.size == ours.size && $0.procs == ours.procs
+                                && $0.n == mix.n
+                        })
                     {
-                        part += ", \(op) p50 \(String(format: "%.2f", Double(theirs.p50_us) / Double(max(mine.p50_us, 1))))×"
+                        part +=
+                            ", \(op) p50 \(String(format: "%.2f", Double(theirs.p50_us) / Double(max(mine.p50_us, 1))))×"
                     }
                 }
                 if mix.n != ours.n { part += " (it holds \(mix.n) entries)" }
                 parts.append(part)
             }
             if !parts.isEmpty {
-                lines.append("  \(ours.size) B × \(ours.procs) proc × \(ours.threads) thr, \(ours.n) entries — " + parts.joined(separator: "; "))
+                lines.append(
+                    "  \(ours.size) B × \(ours.procs) proc × \(ours.threads) thr, \(ours.n) entries — "
+                        + parts.joined(separator: "; "))
             }
         }
         lines += scaling(rows)
@@ -206,17 +236,24 @@ package struct BenchDriver: Sendable {
         var lines: [String] = []
         let lookups = rows.filter { $0.op == "lookup" }
         for row in lookups where row.procs > 1 {
-            guard let one = lookups.first(where: { $0.bench == row.bench && $0.size == row.size && $0.n == row.n && $0.procs == 1 })
+            guard
+                let one = lookups.first(where: {
+                    $0.bench == row.bench && $0.size == row.size && $0.n == row.n && $0.procs == 1
+                })
             else { continue }
-            lines.append("  \(row.bench) \(row.size) B, \(row.n) entries: \(row.procs) procs ÷ 1 proc, lookup ops/s "
-                + String(format: "%.2f×", row.ops_s / max(one.ops_s, 0.001)))
+            lines.append(
+                "  \(row.bench) \(row.size) B, \(row.n) entries: \(row.procs) procs ÷ 1 proc, lookup ops/s "
+                    + String(format: "%.2f×", row.ops_s / max(one.ops_s, 0.001)))
         }
         for row in lookups {
-            guard let small = lookups.filter({ $0.bench == row.bench && $0.size == row.size && $0.procs == row.procs }).min(by: { $0.n < $1.n }),
+            guard
+                let small = lookups.filter({ $0.bench == row.bench && $0.size == row.size && $0.procs == row.procs })
+                    .min(by: { $0.n < $1.n }),
                 small.n < row.n
             else { continue }
-            lines.append("  \(row.bench) \(row.size) B × \(row.procs) proc: \(row.n) entries ÷ \(small.n), lookup ops/s "
-                + String(format: "%.2f×", row.ops_s / max(small.ops_s, 0.001)))
+            lines.append(
+                "  \(row.bench) \(row.size) B × \(row.procs) proc: \(row.n) entries ÷ \(small.n), lookup ops/s "
+                    + String(format: "%.2f×", row.ops_s / max(small.ops_s, 0.001)))
         }
         if !lines.isEmpty { lines.insert("scaling, same implementation and size, this run:", at: 0) }
         return lines

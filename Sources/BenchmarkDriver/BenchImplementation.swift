@@ -54,7 +54,9 @@ struct OursImplementation: BenchImplementation {
         store.countUsage(hits: size == nil ? 0 : 1, misses: size == nil ? 1 : 0)
         return size
     }
-    func store(_ key: String, body: [UInt8]) throws { try store.store(RecordDescriptor(key: Array(key.utf8)), body: body) }
+    func store(_ key: String, body: [UInt8]) throws {
+        try store.store(RecordDescriptor(key: Array(key.utf8)), body: body)
+    }
     func count() throws -> Int { try store.statistics().entries }
 }
 
@@ -115,7 +117,8 @@ struct FoundationImplementation: BenchImplementation {
     func lookup(_ key: String) throws -> Int? { cache.cachedResponse(for: request(key))?.data.count }
     func store(_ key: String, body: [UInt8]) throws {
         let url = URL(string: key)!
-        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=3600"])!
+        let response = HTTPURLResponse(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=3600"])!
         cache.storeCachedResponse(CachedURLResponse(response: response, data: Data(body)), for: request(key))
     }
     func count() throws -> Int {

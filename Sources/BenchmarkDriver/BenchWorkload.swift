@@ -21,9 +21,11 @@ package struct BenchWorkload: Sendable, Codable {
     /// Durable mode (see ``BenchImplementationKind/open(directory:durable:populating:)``).
     package var durable: Bool
 
-    package init(implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
-                seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64,
-                threads: Int = 1, operations: Int? = nil, durable: Bool = false) {
+    package init(
+        implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
+        seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64,
+        threads: Int = 1, operations: Int? = nil, durable: Bool = false
+    ) {
         self.implementation = implementation
         self.directory = directory
         self.entries = entries
@@ -66,8 +68,10 @@ package struct BenchWorkerResult: Codable, Sendable {
     /// during the run, KiB: sampled every 65,536 operations of a thread and at the end; Linux
     /// only (/proc/self/status RssAnon), else 0.
     package var anonymousResidentKiB = 0
-    package var lookupMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-    package var storeMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    package var lookupMicros = Histogram<UInt64>(
+        highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    package var storeMicros = Histogram<UInt64>(
+        highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
 
     package init() {}
 
@@ -135,13 +139,14 @@ extension BenchWorkload {
             }
             let shared = Shared()
             let group = DispatchGroup()
-            nonisolated(unsafe) let implementation = implementation  // thread-safe: isThreadSafe
+            nonisolated(unsafe) let implementation = implementation // thread-safe: isThreadSafe
             for index in 0..<threads {
                 let quota = operations.map { $0 / threads + (index < $0 % threads ? 1 : 0) }
                 let seed = self.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D
                 group.enter()
                 Thread {
-                    let mine = self.loop(implementation, keys: keys, body: body, seed: seed, quota: quota, until: deadline)
+                    let mine = self.loop(
+                        implementation, keys: keys, body: body, seed: seed, quota: quota, until: deadline)
                     shared.results.withLock { $0.append(mine) }
                     group.leave()
                 }.start()
@@ -156,8 +161,10 @@ extension BenchWorkload {
     }
 
     /// One thread's loop: until `quota` operations are done, or else until `deadline`.
-    private func loop(_ implementation: any BenchImplementation, keys: ZipfKeys, body: [UInt8], seed: UInt64,
-                      quota: Int?, until deadline: ContinuousClock.Instant) -> BenchWorkerResult {
+    private func loop(
+        _ implementation: any BenchImplementation, keys: ZipfKeys, body: [UInt8], seed: UInt64,
+        quota: Int?, until deadline: ContinuousClock.Instant
+    ) -> BenchWorkerResult {
         var random = SplitMix64(state: seed)
         var result = BenchWorkerResult()
         let clock = ContinuousClock()
@@ -180,7 +187,9 @@ extension BenchWorkload {
             let micros = UInt64(max(1, (clock.now - t0).microseconds))
             if isLookup { _ = result.lookupMicros.record(micros) } else { _ = result.storeMicros.record(micros) }
             done += 1
-            if done & 0xFFFF == 0 { result.anonymousResidentKiB = max(result.anonymousResidentKiB, Self.anonymousResidentKiB()) }
+            if done & 0xFFFF == 0 {
+                result.anonymousResidentKiB = max(result.anonymousResidentKiB, Self.anonymousResidentKiB())
+            }
         }
         return result
     }
@@ -196,7 +205,7 @@ extension BenchWorkload {
         #else
         var usage = rusage()
         guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
-        return Int(usage.ru_maxrss) / 1024  // bytes on Darwin
+        return Int(usage.ru_maxrss) / 1024 // bytes on Darwin
         #endif
     }
 
@@ -221,12 +230,13 @@ extension BenchWorkload {
             let failure = Mutex<(any Error)?>(nil)
         }
         let counts = Counts()
-        nonisolated(unsafe) let shared = implementation  // thread-safe when threads > 1
+        nonisolated(unsafe) let shared = implementation // thread-safe when threads > 1
         let fill: @Sendable (Int) -> Void = { index in
             for n in stride(from: index, to: entries, by: threads) {
                 do {
                     if try shared.lookup(Self.key(n, size: bodyBytes)) == nil {
-                        try shared.store(Self.key(n, size: bodyBytes), body: Self.body(size: bodyBytes, variant: UInt64(n)))
+                        try shared.store(
+                            Self.key(n, size: bodyBytes), body: Self.body(size: bodyBytes, variant: UInt64(n)))
                         counts.added.add(1, ordering: .relaxed)
                     }
                 } catch {

@@ -69,17 +69,21 @@ package struct CompactionPlan: Sendable, Hashable, Codable {
 
     /// The same from the three counters it uses (`StoreStatistics` fields).
     package static func make(
-        storedBytes: Int, recordBytes: Int, indexUsedBytes: Int, options: CompactionOptions, fileSystem: FileSystemSpace?,
+        storedBytes: Int, recordBytes: Int, indexUsedBytes: Int, options: CompactionOptions,
+        fileSystem: FileSystemSpace?,
         now: Date
     ) throws(MaintenanceError) -> CompactionPlan {
         func resolveOnFileSystem(_ limit: SizeLimit?, _ name: String) throws(MaintenanceError) -> Int? {
             guard let limit else { return nil }
-            if case .percent = limit, fileSystem == nil { throw .invalidArgument("\(name) as a percentage needs the file system size") }
+            if case .percent = limit, fileSystem == nil {
+                throw .invalidArgument("\(name) as a percentage needs the file system size")
+            }
             return limit.resolved(of: fileSystem?.totalBytes ?? 0)
         }
         let entryBytes = storedBytes + recordBytes
         var plan = CompactionPlan(
-            entryBytes: entryBytes, indexUsedBytes: indexUsedBytes, fileSystem: fileSystem, maxSizeBytes: nil, lowWaterBytes: nil, minFreeBytes: nil, targetBytes: nil,
+            entryBytes: entryBytes, indexUsedBytes: indexUsedBytes, fileSystem: fileSystem, maxSizeBytes: nil,
+            lowWaterBytes: nil, minFreeBytes: nil, targetBytes: nil,
             diskTargetBytes: nil, unusedBefore: nil, reasons: [])
         var targets: [Int] = []
         if let maxSize = try resolveOnFileSystem(options.maxSize, "--max-size") {
@@ -167,14 +171,17 @@ extension CacheMaintainer {
         let after = try store.statistics()
         let seconds = (ContinuousClock.now - start).timeInterval
         var reasons = plan.reasons
-        if let target = plan.diskTargetBytes, result.diskBytesBefore > target { reasons.insert("over-low-water", at: 0) }
+        if let target = plan.diskTargetBytes, result.diskBytesBefore > target {
+            reasons.insert("over-low-water", at: 0)
+        }
         // Other processes keep storing meanwhile, so "after" is the directory now, not before − evicted.
         return CompactionSummary(
             directory: directory, dryRun: options.dryRun, plan: plan, result: result,
             entriesBefore: before.entries,
             entriesAfter: options.dryRun ? before.entries - result.evictedEntries : after.entries,
             entryBytesBefore: plan.entryBytes,
-            entryBytesAfter: options.dryRun ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
+            entryBytesAfter: options.dryRun
+                ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
             reasons: reasons,
             evictionsCounter: after.evictions, seconds: seconds,
             evictedPerSecond: seconds > 0 ? Double(result.evictedEntries) / seconds : 0)

@@ -113,7 +113,8 @@ extension CacheMaintainer {
             return true
         }
         return ListingReport(
-            directory: directory, urlPrefix: prefix, partition: filter.partition, entries: entries, truncated: truncated,
+            directory: directory, urlPrefix: prefix, partition: filter.partition, entries: entries,
+            truncated: truncated,
             unreadableRecords: unreadable)
     }
 
@@ -130,7 +131,8 @@ extension CacheMaintainer {
             for method in ["GET", "HEAD"] {
                 let key = StoredKey(partition: partition, method: method, url: normalized).encoded
                 for (variant, _) in try store.variants(for: key) {
-                    if let record = try store.record(for: key, variant: variant, includeBody: false, countAsUse: false) {
+                    if let record = try store.record(for: key, variant: variant, includeBody: false, countAsUse: false)
+                    {
                         records.append(record)
                     }
                 }
@@ -142,7 +144,8 @@ extension CacheMaintainer {
             }
         }
         guard !records.isEmpty else {
-            throw MaintenanceError.notFound("no entry for \(normalized)" + (partition.map { " in partition '\($0)'" } ?? ""))
+            throw MaintenanceError.notFound(
+                "no entry for \(normalized)" + (partition.map { " in partition '\($0)'" } ?? ""))
         }
         return EntryDetailReport(directory: directory, url: normalized, entries: records.map(EntrySummary.init))
     }

@@ -14,7 +14,10 @@ package struct PurgeSelection: Sendable, Hashable, Codable {
     /// Every entry (no other criterion allowed).
     package var all: Bool
 
-    package init(url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil, all: Bool = false) {
+    package init(
+        url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil,
+        all: Bool = false
+    ) {
         self.url = url
         self.urlPrefix = urlPrefix
         self.storedSince = storedSince
@@ -26,7 +29,9 @@ package struct PurgeSelection: Sendable, Hashable, Codable {
     package func validated() throws(MaintenanceError) -> PurgeSelection {
         let criteria = [url != nil, urlPrefix != nil, storedSince != nil, partition != nil].filter { $0 }.count
         if all && criteria > 0 { throw .invalidArgument("--all cannot be combined with another selection") }
-        if !all && criteria == 0 { throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition or --all") }
+        if !all && criteria == 0 {
+            throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition or --all")
+        }
         if url != nil && urlPrefix != nil { throw .invalidArgument("--url and --prefix cannot be combined") }
         var normalized = self
         if let url { normalized.url = try StoredKey.normalize(url) }
@@ -96,7 +101,9 @@ extension CacheMaintainer {
         if selection.all {
             report.method = "all"
             if !dryRun { report.removedEntries = try store.removeAll() }
-        } else if let since = selection.storedSince, selection.url == nil, selection.urlPrefix == nil, selection.partition == nil {
+        } else if let since = selection.storedSince, selection.url == nil, selection.urlPrefix == nil,
+            selection.partition == nil
+        {
             report.method = "store-time-index"
             if !dryRun { report.removedEntries = try store.removeAll(storedSince: since) }
         } else if !dryRun {

@@ -73,7 +73,8 @@ extension CacheMaintainer {
             directory: directory, diskBytes: disk.totalBytes, diskIndexBytes: disk.indexBytes,
             diskBodyFileBytes: disk.bodyFileBytes, diskLeftoverBytes: disk.leftoverBytes,
             diskLeftoverFiles: disk.leftoverFiles, diskOverheadBytes: disk.overheadBytes,
-            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, directoryFormat: StoreFormats.directory, entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
+            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, directoryFormat: StoreFormats.directory,
+            entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
             recordBytes: stats.recordBytes,
             compressionRatio: stats.storedBytes > 0 ? Double(stats.bodyBytes) / Double(stats.storedBytes) : 0,
             indexMapBytes: stats.indexMapBytes, indexUsedBytes: stats.indexUsedBytes,
@@ -84,7 +85,8 @@ extension CacheMaintainer {
         guard includePartitions else { return report }
         var byName: [[UInt8]: PartitionStatistics] = [:]
         report.unreadableRecords = try store.forEachRecord { record in
-            var partition = byName[record.partition]
+            var partition =
+                byName[record.partition]
                 ?? PartitionStatistics(name: partitionName(record.partition), entries: 0, bodyBytes: 0, storedBytes: 0)
             partition.entries += 1
             partition.bodyBytes += record.bodySize

@@ -27,7 +27,9 @@ extension CacheMaintainer {
     ///   - checkBodies: read every body and check its checksum (slow).
     ///   - rebuild: restore missing records from the record copies in body files (after index loss).
     /// - Throws: `CacheError`.
-    package func verify(fix: Bool = false, checkBodies: Bool = false, rebuild: Bool = false) throws -> VerificationSummary {
+    package func verify(fix: Bool = false, checkBodies: Bool = false, rebuild: Bool = false) throws
+        -> VerificationSummary
+    {
         let found = try store.verify(fix: fix, checkBodies: checkBodies, rebuild: rebuild)
         var summary = VerificationSummary(
             directory: directory, fix: fix, checkBodies: checkBodies, rebuild: rebuild, found: found, afterFix: nil,

@@ -100,7 +100,8 @@ package enum DateArgument {
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
         if let date = day.date(from: text) { return date }
-        throw .invalidArgument("'\(text)' is not a date (examples: 2025-06-01, 2025-06-01T12:00:00Z, 2h for two hours ago)")
+        throw .invalidArgument(
+            "'\(text)' is not a date (examples: 2025-06-01, 2025-06-01T12:00:00Z, 2h for two hours ago)")
     }
 }
 

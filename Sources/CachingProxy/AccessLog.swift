@@ -16,7 +16,9 @@ struct AccessLog: Sendable {
         self.logger = logger
     }
 
-    func record(method: HTTPMethod, target: String, status: Int, cacheStatus: CacheStatus?, bytes: Int, duration: Duration) {
+    func record(
+        method: HTTPMethod, target: String, status: Int, cacheStatus: CacheStatus?, bytes: Int, duration: Duration
+    ) {
         guard logger.logLevel <= .info else { return }
         let (seconds, attoseconds) = duration.components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15

@@ -20,8 +20,9 @@ struct ProxyAnswer: Sendable {
     var cacheStatusMember: CacheStatusMember?
 
     static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
-        ProxyAnswer(status: status, headers: ["Content-Length": "0"], body: HTTPClientResponse.Body(), cacheStatus: nil,
-                    cacheStatusMember: nil)
+        ProxyAnswer(
+            status: status, headers: ["Content-Length": "0"], body: HTTPClientResponse.Body(), cacheStatus: nil,
+            cacheStatusMember: nil)
     }
 }
 
@@ -46,8 +47,9 @@ struct ProxyForwarder: Sendable {
         }
         do {
             let response = try await client.execute(request, timeout: upstreamTimeout)
-            return ProxyAnswer(status: response.status, headers: response.headers, body: response.body,
-                               cacheStatus: response.cacheStatus, cacheStatusMember: response.cacheStatusMember)
+            return ProxyAnswer(
+                status: response.status, headers: response.headers, body: response.body,
+                cacheStatus: response.cacheStatus, cacheStatusMember: response.cacheStatusMember)
         } catch is CancellationError {
             return .error(.badGateway) // the client went away; nobody reads this
         } catch let error as CachingHTTPClientError {
@@ -77,8 +79,9 @@ struct ProxyForwarder: Sendable {
     func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
         guard head.method == .GET || head.method == .HEAD, let request = upstreamRequest(for: head) else { return nil }
         guard let stored = client.immediateResponse(for: request) else { return nil }
-        let answer = ProxyAnswer(status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
-                                 cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember)
+        let answer = ProxyAnswer(
+            status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
+            cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember)
         return (answer, stored.body)
     }
 

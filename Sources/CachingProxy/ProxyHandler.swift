@@ -34,7 +34,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var task: Task<Void, Never>?
     private var answering = false
 
-    init(forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?) {
+    init(forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?)
+    {
         self.forwarder = forwarder
         self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
@@ -48,8 +49,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             // connection over as tunnel bytes, so answer now and close.
             var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
             headers.add(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers))),
-                          promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers))),
+                promise: nil)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
         case .head(let head):
@@ -60,8 +63,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             // RFC 9110 §10.1.1: the proxy reads the whole body before it forwards, so it answers
             // `100-continue` itself (as nginx does); the interim response is never cached.
             if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
-                                      promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
+                    promise: nil)
             }
             if head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding") {
                 body = context.channel.allocator.buffer(capacity: 0)
@@ -143,14 +147,16 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                     chunks.append(chunk)
                 }
             } catch {
-                loop.execute { bound.value.context.close(promise: nil) } // the origin broke off before the head went out
+                // the origin broke off before the head went out
+                loop.execute { bound.value.context.close(promise: nil) }
                 return
             }
             let ready = chunks
             let complete = finished
             let write = {
-                bound.value.handler.write(answer, chunks: ready, finished: complete, for: head, started: started,
-                                          context: bound.value.context)
+                bound.value.handler.write(
+                    answer, chunks: ready, finished: complete, for: head, started: started,
+                    context: bound.value.context)
             }
             let headWritten = loop.inEventLoop ? loop.makeSucceededVoidFuture() : loop.submit(write)
             if loop.inEventLoop { write() }
@@ -162,13 +168,15 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 while let chunk = try await iterator.next() {
                     sent += chunk.readableBytes
                     try await loop.flatSubmit { () -> EventLoopFuture<Void> in
-                        bound.value.context.writeAndFlush(bound.value.handler.wrapOutboundOut(.body(.byteBuffer(chunk))))
+                        bound.value.context.writeAndFlush(
+                            bound.value.handler.wrapOutboundOut(.body(.byteBuffer(chunk))))
                     }.get()
                 }
                 let total = sent
                 try await loop.flatSubmit { () -> EventLoopFuture<Void> in
-                    bound.value.handler.end(for: head, status: answer.status, cacheStatus: answer.cacheStatus, bytes: total,
-                                            started: started, context: bound.value.context)
+                    bound.value.handler.end(
+                        for: head, status: answer.status, cacheStatus: answer.cacheStatus, bytes: total,
+                        started: started, context: bound.value.context)
                 }.get()
             } catch {
                 loop.execute { bound.value.context.close(promise: nil) }
@@ -177,8 +185,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Writes the response head and the gathered chunks; ends the response when `finished`.
-    private func write(_ answer: ProxyAnswer, chunks: [ByteBuffer], finished: Bool, for request: HTTPRequestHead,
-                       started: ContinuousClock.Instant, context: ChannelHandlerContext) {
+    private func write(
+        _ answer: ProxyAnswer, chunks: [ByteBuffer], finished: Bool, for request: HTTPRequestHead,
+        started: ContinuousClock.Instant, context: ChannelHandlerContext
+    ) {
         var headers = ProxyHeaders.downstreamResponse(answer.headers)
         let code = Int(answer.status.code)
         let bodyAllowed = request.method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code)
@@ -189,7 +199,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
         if !headers.contains(name: "date") { headers.add(name: "Date", value: HTTPDate(Date()).imfFixdate) }
-        if let name = cacheStatus.header, let status = answer.cacheStatus { headers.replaceOrAdd(name: name, value: status.rawValue) }
+        if let name = cacheStatus.header, let status = answer.cacheStatus {
+            headers.replaceOrAdd(name: name, value: status.rawValue)
+        }
         // RFC 9211 §2: appended after the members of the caches nearer the origin (kept as they
         // came, or as stored with the response).
         if let name = cacheStatus.name, let member = answer.cacheStatusMember {
@@ -208,7 +220,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         if finished {
-            end(for: request, status: answer.status, cacheStatus: answer.cacheStatus, bytes: bodyAllowed ? bytes : 0,
+            end(
+                for: request, status: answer.status, cacheStatus: answer.cacheStatus, bytes: bodyAllowed ? bytes : 0,
                 started: started, context: context)
         } else {
             context.flush()
@@ -217,13 +230,16 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Ends the response, logs it, and closes the connection when the client asked for that.
     @discardableResult
-    private func end(for request: HTTPRequestHead, status: HTTPResponseStatus, cacheStatus: CacheStatus?, bytes: Int,
-                     started: ContinuousClock.Instant, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+    private func end(
+        for request: HTTPRequestHead, status: HTTPResponseStatus, cacheStatus: CacheStatus?, bytes: Int,
+        started: ContinuousClock.Instant, context: ChannelHandlerContext
+    ) -> EventLoopFuture<Void> {
         answering = false
         task = nil
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        accessLog?.record(method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
-                          bytes: bytes, duration: ContinuousClock.now - started)
+        accessLog?.record(
+            method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
+            bytes: bytes, duration: ContinuousClock.now - started)
         if !request.isKeepAlive {
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }

@@ -24,7 +24,9 @@ final class ProxyProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelHan
         if !responseInProgress {
             let status: HTTPResponseStatus = parserError == .invalidMethod ? .notImplemented : .badRequest
             let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+                promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
         context.fireErrorCaught(error)

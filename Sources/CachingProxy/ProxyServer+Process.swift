@@ -28,8 +28,10 @@ public struct ProxyCacheSettings: Sendable {
     }
 
     /// Settings for `directory`: 64 MiB in memory and 1 GiB on disk unless given.
-    public init(directory: String, memoryCapacityBytes: Int = 64 << 20, diskCapacityBytes: Int = 1 << 30,
-                maximumEntrySizeBytes: Int = ProxyCacheSettings.storeLimitBytes) {
+    public init(
+        directory: String, memoryCapacityBytes: Int = 64 << 20, diskCapacityBytes: Int = 1 << 30,
+        maximumEntrySizeBytes: Int = ProxyCacheSettings.storeLimitBytes
+    ) {
         self.directory = directory
         self.memoryCapacityBytes = memoryCapacityBytes
         self.diskCapacityBytes = diskCapacityBytes
@@ -38,8 +40,9 @@ public struct ProxyCacheSettings: Sendable {
 
     /// The cache's configuration (the library's logger; the process sets its own).
     public var sharedCacheConfiguration: SharedCacheConfiguration {
-        SharedCacheConfiguration(memoryCapacity: memoryCapacityBytes, diskCapacity: diskCapacityBytes,
-                                 directory: URL(fileURLWithPath: directory), maximumEntrySizeBytes: maximumEntrySizeBytes)
+        SharedCacheConfiguration(
+            memoryCapacity: memoryCapacityBytes, diskCapacity: diskCapacityBytes,
+            directory: URL(fileURLWithPath: directory), maximumEntrySizeBytes: maximumEntrySizeBytes)
     }
 }
 
@@ -49,8 +52,10 @@ extension ProxyServer {
     /// (`trace` … `critical`; access lines are `info`), opens the cache, serves until SIGTERM or
     /// SIGINT, shuts down gracefully. Blocks the calling thread.
     /// - Throws: `CacheError` (directory), NIO's bind errors, ``ProxyConfigurationError``.
-    public static func runUntilSignalled(configuration: ProxyConfiguration, cache settings: ProxyCacheSettings,
-                                         logLevel: String, ready: @Sendable (ProxyServer) -> Void) throws {
+    public static func runUntilSignalled(
+        configuration: ProxyConfiguration, cache settings: ProxyCacheSettings,
+        logLevel: String, ready: @Sendable (ProxyServer) -> Void
+    ) throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -75,8 +80,10 @@ extension ProxyServer {
     ///   - logger: the server's logger.
     ///   - ready: called once the socket is bound (the CLI prints the address).
     /// - Throws: what ``start(configuration:cache:logger:)`` or ``shutdown()`` throw.
-    public static func runUntilSignalled(configuration: ProxyConfiguration, cache: SharedCache, logger: Logger,
-                                         ready: @Sendable (ProxyServer) -> Void) throws {
+    public static func runUntilSignalled(
+        configuration: ProxyConfiguration, cache: SharedCache, logger: Logger,
+        ready: @Sendable (ProxyServer) -> Void
+    ) throws {
         // The default action would kill the process mid-response; a dispatch source sees them instead.
         let signalled = DispatchSemaphore(value: 0)
         let sources = [SIGTERM, SIGINT].map { number in
@@ -91,7 +98,9 @@ extension ProxyServer {
         }
         defer { for source in sources { source.cancel() } }
 
-        let server = try blocking { try await ProxyServer.start(configuration: configuration, cache: cache, logger: logger) }
+        let server = try blocking {
+            try await ProxyServer.start(configuration: configuration, cache: cache, logger: logger)
+        }
         ready(server)
         signalled.wait()
         try blocking { try await server.shutdown() }

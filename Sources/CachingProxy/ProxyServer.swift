@@ -42,8 +42,10 @@ public final class ProxyServer: Sendable {
     private let quiescing: Mutex<ServerQuiescingHelper?>
     private let logger: Logger
 
-    private init(configuration: ProxyConfiguration, client: CachingHTTPClient, port: Int, group: MultiThreadedEventLoopGroup,
-                 httpClient: HTTPClient, quiescing: ServerQuiescingHelper, logger: Logger) {
+    private init(
+        configuration: ProxyConfiguration, client: CachingHTTPClient, port: Int, group: MultiThreadedEventLoopGroup,
+        httpClient: HTTPClient, quiescing: ServerQuiescingHelper, logger: Logger
+    ) {
         self.configuration = configuration
         self.client = client
         self.port = port
@@ -62,25 +64,31 @@ public final class ProxyServer: Sendable {
     ///     `urlcache.proxy.access` with the same level.
     /// - Throws: a `CacheError` when the partition cannot be opened, NIO's errors when the
     ///   address cannot be bound.
-    public static func start(configuration: ProxyConfiguration, cache: SharedCache,
-                             logger: Logger = Logger(label: "urlcache.proxy")) async throws -> ProxyServer {
+    public static func start(
+        configuration: ProxyConfiguration, cache: SharedCache,
+        logger: Logger = Logger(label: "urlcache.proxy")
+    ) async throws -> ProxyServer {
         if let name = configuration.cacheStatusHeader {
-            precondition(HTTPField.Name(name) != nil, "ProxyConfiguration.cacheStatusHeader is not a field name: \(name)")
+            precondition(
+                HTTPField.Name(name) != nil, "ProxyConfiguration.cacheStatusHeader is not a field name: \(name)")
         }
         if let name = configuration.cacheStatusName {
-            precondition(CacheStatusMember.isValidCacheName(name), "ProxyConfiguration.cacheStatusName is not a cache name: \(name)")
+            precondition(
+                CacheStatusMember.isValidCacheName(name),
+                "ProxyConfiguration.cacheStatusName is not a cache name: \(name)")
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
         // A refused connect fails at once (no retry): a stale entry or the gateway error is the
         // answer to a dead upstream, not a wait until the deadline.
-        var clientConfiguration = CachingHTTPClient.originConfiguration(HTTPClient.Configuration(
-            redirectConfiguration: .disallow, // a proxy hands redirects to its client
-            timeout: .init(read: configuration.upstreamTimeout),
-            // AsyncHTTPClient's default (8 connections per origin) would queue a ninth request
-            // behind eight slow ones; the proxy's client connections are the real limit.
-            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1024),
-            decompression: .disabled // bodies go through byte for byte
-        ), connectTimeout: configuration.connectTimeout)
+        var clientConfiguration = CachingHTTPClient.originConfiguration(
+            HTTPClient.Configuration(
+                redirectConfiguration: .disallow, // a proxy hands redirects to its client
+                timeout: .init(read: configuration.upstreamTimeout),
+                // AsyncHTTPClient's default (8 connections per origin) would queue a ninth request
+                // behind eight slow ones; the proxy's client connections are the real limit.
+                connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1024),
+                decompression: .disabled // bodies go through byte for byte
+            ), connectTimeout: configuration.connectTimeout)
         clientConfiguration.httpVersion = .automatic
         let httpClient = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
         let client: CachingHTTPClient
@@ -91,20 +99,24 @@ public final class ProxyServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        let forwarder = ProxyForwarder(client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout)
+        let forwarder = ProxyForwarder(
+            client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout)
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
         let quiescing = ServerQuiescingHelper(group: group)
         let idleTimeout = configuration.idleTimeout
-        let cacheStatus = ProxyHandler.CacheStatusFields(name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
+        let cacheStatus = ProxyHandler.CacheStatusFields(
+            name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
         let maximumRequestBodyBytes = configuration.maximumRequestBodyBytes
 
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(ChannelOptions.Types.SocketOption(level: .socket, name: .init(rawValue: SO_REUSEPORT)),
-                                 value: configuration.reusePort ? 1 : 0)
+            .serverChannelOption(
+                ChannelOptions.Types.SocketOption(level: .socket, name: .init(rawValue: SO_REUSEPORT)),
+                value: configuration.reusePort ? 1 : 0
+            )
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
@@ -123,8 +135,10 @@ public final class ProxyServer: Sendable {
                         withOutboundHeaderValidation: false)
                     try pipeline.addHandler(ProxyProtocolErrorHandler()) // where NIO puts its own
                     try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
-                    try pipeline.addHandler(ProxyHandler(forwarder: forwarder, cacheStatus: cacheStatus,
-                                                         maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
+                    try pipeline.addHandler(
+                        ProxyHandler(
+                            forwarder: forwarder, cacheStatus: cacheStatus,
+                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
                 }
             }
         let channel: Channel
@@ -141,9 +155,12 @@ public final class ProxyServer: Sendable {
         case .reverse(let origin): upstream = "reverse proxy to \(origin)"
         case .forward: upstream = "forward proxy"
         }
-        logger.info("listening on \(configuration.host):\(port), \(upstream), cache \(cache.configuration.directory.path) partition '\(client.cache.configuration.partition)'")
-        return ProxyServer(configuration: configuration, client: client, port: port, group: group, httpClient: httpClient,
-                           quiescing: quiescing, logger: logger)
+        logger.info(
+            "listening on \(configuration.host):\(port), \(upstream), cache \(cache.configuration.directory.path) partition '\(client.cache.configuration.partition)'"
+        )
+        return ProxyServer(
+            configuration: configuration, client: client, port: port, group: group, httpClient: httpClient,
+            quiescing: quiescing, logger: logger)
     }
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish (each within the

@@ -39,7 +39,8 @@ public struct CacheKey: Sendable, Hashable {
     /// can never encode alike.
     public var encoded: [UInt8] {
         // NormalizedURL.string is scheme "://" host [":" port] pathAndQuery; written in pieces.
-        KeyLayout.encode(partition: partition, method: method.rawValue,
-                         urlParts: url.scheme, "://", url.host, url.port.map { ":\($0)" } ?? "", url.pathAndQuery)
+        KeyLayout.encode(
+            partition: partition, method: method.rawValue,
+            urlParts: url.scheme, "://", url.host, url.port.map { ":\($0)" } ?? "", url.pathAndQuery)
     }
 }

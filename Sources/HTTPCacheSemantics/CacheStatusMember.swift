@@ -54,8 +54,10 @@ public struct CacheStatusMember: Sendable, Hashable {
     public var detail: String?
 
     /// A member; every parameter left out is absent from the field.
-    public init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttlSeconds: Int? = nil,
-                stored: Bool = false, collapsed: Bool? = nil, detail: String? = nil) {
+    public init(
+        hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttlSeconds: Int? = nil,
+        stored: Bool = false, collapsed: Bool? = nil, detail: String? = nil
+    ) {
         self.hit = hit
         self.forward = forward
         self.forwardStatus = forwardStatus

@@ -32,7 +32,8 @@ public enum ClientConditional {
         guard let sinceText = request.headerFields[values: .ifModifiedSince].first,
             let since = HTTPDate(sinceText, relativeTo: received)
         else { return false }
-        let modified = stored.lastModified ?? Freshness.dateValue(headerFields: stored.headerFields, responseTime: received)
+        let modified =
+            stored.lastModified ?? Freshness.dateValue(headerFields: stored.headerFields, responseTime: received)
         return !(since < modified)
     }
 

@@ -9,7 +9,7 @@ private let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug"
 private let shortDayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 private let longDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 private let formattedMonths = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-private let formattedDays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday.
+private let formattedDays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"] // 1970-01-01 was a Thursday.
 
 /// An HTTP-date (RFC 9110 §5.6.7): a whole number of seconds since 1970-01-01T00:00:00Z.
 ///
@@ -52,7 +52,8 @@ public struct HTTPDate: Sendable, Hashable, Comparable {
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
         guard bytes.count <= 64 else { return nil }
-        let parsed = Self.parseIMFFixdate(bytes) ?? Self.parseRFC850(bytes, reference: reference)
+        let parsed =
+            Self.parseIMFFixdate(bytes) ?? Self.parseRFC850(bytes, reference: reference)
             ?? Self.parseAsctime(bytes)
         guard let parsed else { return nil }
         self = parsed

@@ -26,7 +26,8 @@ public enum IfRange {
             return tag.strongMatches(storedTag)
         }
         let received = HTTPDate(stored.responseTime)
-        guard let date = HTTPDate(text, relativeTo: received), let lastModified = stored.lastModified, date == lastModified,
+        guard let date = HTTPDate(text, relativeTo: received), let lastModified = stored.lastModified,
+            date == lastModified,
             let dateText = stored.headerFields[values: .date].first, let sent = HTTPDate(dateText, relativeTo: received)
         else { return false }
         return sent.secondsSince1970 - lastModified.secondsSince1970 >= 60

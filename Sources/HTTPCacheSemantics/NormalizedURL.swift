@@ -82,7 +82,8 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
                 position += 3
                 continue
             }
-            let allowed = allowedPathBytes.contains(byte)
+            let allowed =
+                allowedPathBytes.contains(byte)
                 || (inQuery && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")))
             guard allowed else { throw .invalidCharacter(offset: position) }
             position += 1
@@ -128,7 +129,8 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
             guard !hostBytes.isEmpty else { throw .missingHost }
             if hostBytes.contains(where: { $0 >= 0x80 }) { throw .nonASCIIHost }
             let hostChars = hostBytes.allSatisfy {
-                isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
+                isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+                    || $0 == UInt8(ascii: "_")
             }
             guard hostChars else { throw .invalidHost }
         }
@@ -147,7 +149,8 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func isAlpha(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -158,6 +161,7 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func isSchemeByte(_ byte: UInt8) -> Bool {
-        isAlpha(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        isAlpha(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")
     }
 }

@@ -38,7 +38,9 @@ public enum ReuseDecision: Sendable, Hashable {
 
         /// Creates revalidation details (callers outside the decision: e.g. a policy that
         /// always revalidates).
-        public init(conditionalHeaders: HTTPFields, reason: RevalidationReason, ageSeconds: Int, staleIfErrorUntil: Date?) {
+        public init(
+            conditionalHeaders: HTTPFields, reason: RevalidationReason, ageSeconds: Int, staleIfErrorUntil: Date?
+        ) {
             self.conditionalHeaders = conditionalHeaders
             self.reason = reason
             self.ageSeconds = ageSeconds
@@ -178,7 +180,8 @@ public enum ReuseDecision: Sendable, Hashable {
 
         // RFC 9111 §4.2.4: never serve stale against must-revalidate (§5.2.2.2), or in a shared
         // cache against proxy-revalidate (§5.2.2.8) or s-maxage (§5.2.2.10 implies it).
-        let staleForbidden = responseCC.mustRevalidate
+        let staleForbidden =
+            responseCC.mustRevalidate
             || (shared && (responseCC.proxyRevalidate || responseCC.sharedMaxAge != nil))
         if staleForbidden { return revalidate(.stale) }
         let staleness = freshness.stalenessSeconds

@@ -48,7 +48,8 @@ public enum RevalidationOutcome: Sendable, Hashable {
         let code = response.status.code
         if code == 304 {
             // RFC 9111 §4.3.4: update the selected stored response.
-            guard NotModifiedUpdate.selects(stored: stored, notModified: response.headerFields, validatedAlone: true) else {
+            guard NotModifiedUpdate.selects(stored: stored, notModified: response.headerFields, validatedAlone: true)
+            else {
                 return .notModifiedMismatch
             }
             var updated = stored
@@ -63,8 +64,9 @@ public enum RevalidationOutcome: Sendable, Hashable {
         // RFC 9111 §4.3.3: a 5xx may be forwarded, or treated as a failure to respond, in which
         // case a stored response may be served within its constraints.
         if (500...599).contains(code) {
-            return failure(stored: stored, staleIfErrorUntil: staleIfErrorUntil, now: now, configuration: configuration,
-                           otherwise: .forwardError)
+            return failure(
+                stored: stored, staleIfErrorUntil: staleIfErrorUntil, now: now, configuration: configuration,
+                otherwise: .forwardError)
         }
         // RFC 9111 §4.3.3: a full response replaces the stored one.
         return .replace
@@ -84,8 +86,9 @@ public enum RevalidationOutcome: Sendable, Hashable {
         configuration: CachePolicyConfiguration = CachePolicyConfiguration()
     ) -> RevalidationOutcome {
         // RFC 9111 §5.2.2.2: a disconnected cache that may not serve stale answers 504.
-        failure(stored: stored, staleIfErrorUntil: staleIfErrorUntil, now: now, configuration: configuration,
-                otherwise: .gatewayTimeout)
+        failure(
+            stored: stored, staleIfErrorUntil: staleIfErrorUntil, now: now, configuration: configuration,
+            otherwise: .gatewayTimeout)
     }
 
     private static func failure(
@@ -98,7 +101,8 @@ public enum RevalidationOutcome: Sendable, Hashable {
         let cacheControl = CacheControl(responseFields: stored.headerFields, configuration: configuration)
         let shared = configuration.isShared
         // RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.8, §5.2.2.10: stale serving forbidden → 504.
-        let staleForbidden = cacheControl.mustRevalidate
+        let staleForbidden =
+            cacheControl.mustRevalidate
             || (shared && (cacheControl.proxyRevalidate || cacheControl.sharedMaxAge != nil))
         if staleForbidden {
             return .gatewayTimeout

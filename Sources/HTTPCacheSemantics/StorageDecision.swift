@@ -134,7 +134,8 @@ public enum StorageDecision: Sendable, Hashable {
             responseTime: HTTPDate(responseTime),
             configuration: configuration
         )
-        let explicit = responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil)
+        let explicit =
+            responseCC.maxAge != nil || (shared && responseCC.sharedMaxAge != nil)
             || (targeted == nil && fields.contains(.expires))
         if (500...599).contains(code) && !configuration.storeServerErrors { return .notStorable(.serverError) }
         // RFC 9111 §7.1: the poisoning guard written down above.
@@ -144,7 +145,8 @@ public enum StorageDecision: Sendable, Hashable {
         }
         // RFC 9111 §3: explicit freshness, public, private (private cache), or a heuristically
         // cacheable status.
-        let permitted = explicit || responseCC.isPublic || (!shared && responseCC.isPrivate)
+        let permitted =
+            explicit || responseCC.isPublic || (!shared && responseCC.isPrivate)
             || Freshness.heuristicallyCacheableStatusCodes.contains(code)
         guard permitted else { return .notStorable(.noExplicitFreshnessOrHeuristicStatus) }
         // docs/Reliability.md §3.3: without explicit freshness, only a heuristic lifetime or a validator

@@ -13,10 +13,13 @@ import RawStructuredFieldValues
 /// lists of field names) count as unqualified, as they do in `Cache-Control` here.
 public enum TargetedCacheControl {
     /// The directive names whose value is a number of seconds.
-    private static let secondsDirectives: Set<String> = ["max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"]
+    private static let secondsDirectives: Set<String> = [
+        "max-age", "s-maxage", "stale-while-revalidate", "stale-if-error",
+    ]
     /// The directive names whose value is a boolean (`no-cache` and `private` may also list names).
     private static let flagDirectives: Set<String> = [
-        "no-cache", "private", "no-store", "must-revalidate", "proxy-revalidate", "public", "immutable", "must-understand",
+        "no-cache", "private", "no-store", "must-revalidate", "proxy-revalidate", "public", "immutable",
+        "must-understand",
         "no-transform",
     ]
 
@@ -42,7 +45,8 @@ public enum TargetedCacheControl {
         var directives: [String] = []
         for (name, member) in dictionary {
             if secondsDirectives.contains(name) {
-                guard case .item(let item) = member, case .integer(let seconds) = item.rfc9651BareItem, seconds >= 0 else {
+                guard case .item(let item) = member, case .integer(let seconds) = item.rfc9651BareItem, seconds >= 0
+                else {
                     return nil
                 }
                 directives.append("\(name)=\(seconds)")
@@ -73,7 +77,8 @@ extension CacheControl {
     ///   - responseFields: The response header fields.
     ///   - configuration: The cache's policy (its target list).
     public init(responseFields: HTTPFields, configuration: CachePolicyConfiguration) {
-        self = TargetedCacheControl.directives(in: responseFields, targets: configuration.targetedFields)
+        self =
+            TargetedCacheControl.directives(in: responseFields, targets: configuration.targetedFields)
             ?? CacheControl(responseFields: responseFields)
     }
 }

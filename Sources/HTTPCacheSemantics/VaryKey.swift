@@ -64,7 +64,9 @@ public struct VaryKey: Sendable, Hashable {
         let lines = requestFields[values: name]
         guard !lines.isEmpty else { return nil }
         let field = name.canonicalName
-        guard negotiationListFields.contains(field) else { return lines.map(collapseWhitespace).joined(separator: ", ") }
+        guard negotiationListFields.contains(field) else {
+            return lines.map(collapseWhitespace).joined(separator: ", ")
+        }
         var members = lines.flatMap(listMembers)
         if caseInsensitiveListFields.contains(field) { members = members.map { $0.lowercased() } }
         if unorderedListFields.contains(field) { members.sort() }

@@ -22,7 +22,9 @@ extension CacheEngine {
         guard let found = find(lookup) else { return nil }
         if let built = found.built { return built.value }
         guard let made = makeCachedResponse(found.entry, requestURL: requestURL) else { return nil }
-        if let stamp = found.stamp { memory.withLock { $0.attach(BuiltResponse(made), at: found.memoryKey, stamp: stamp) } }
+        if let stamp = found.stamp {
+            memory.withLock { $0.attach(BuiltResponse(made), at: found.memoryKey, stamp: stamp) }
+        }
         return made
     }
 
@@ -39,7 +41,9 @@ extension CacheEngine {
                 // A dictionary cannot hold repeated names; combine them as RFC 9110 §5.3 allows.
                 fields[pair.name] = fields[pair.name].map { $0 + ", " + pair.value } ?? pair.value
             }
-            guard let http = HTTPURLResponse(url: url, statusCode: entry.head.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+            guard
+                let http = HTTPURLResponse(
+                    url: url, statusCode: entry.head.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
             else { return nil }
             response = http
         case .plain:

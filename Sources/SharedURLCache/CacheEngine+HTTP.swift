@@ -20,18 +20,23 @@ struct HTTPCacheHit: Sendable {
 /// (a HEAD is answered from it, RFC 9111 §4), carrying the exchange's times.
 extension CacheEngine {
     /// The stored exchange for the GET of `url`, through the one lookup (``find(_:delivery:counting:)``).
-    func httpLookup(url: String, requestFields: HTTPFields, delivery: BodyDelivery,
-                    counting: LookupCounting = .now) -> HTTPCacheHit? {
+    func httpLookup(
+        url: String, requestFields: HTTPFields, delivery: BodyDelivery,
+        counting: LookupCounting = .now
+    ) -> HTTPCacheHit? {
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)),
             let found = find(LookupKey(key: key, requestFields: requestFields), delivery: delivery, counting: counting),
             let stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt)
         else { return nil }
-        return HTTPCacheHit(stored: stored, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
+        return HTTPCacheHit(
+            stored: stored, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
     }
 
     /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.
     static func storedResponse(head: ResponseHead, storedAt: Date) -> StoredResponse? {
-        guard head.kind == .http, let status = HTTPResponse.Status(code: head.statusCode) as HTTPResponse.Status? else { return nil }
+        guard head.kind == .http, let status = HTTPResponse.Status(code: head.statusCode) as HTTPResponse.Status? else {
+            return nil
+        }
         let exchange = head.exchange
         return StoredResponse(
             status: status,
@@ -53,14 +58,17 @@ extension CacheEngine {
             kind: .http, statusCode: stored.status.code, expectedContentLength: Int64(bodyBytes), url: url,
             mimeType: nil, textEncodingName: nil, headerFields: pairs,
             varyRequestFields: stored.varyRequestFields.map { .init(name: $0.name.canonicalName, value: $0.value) },
-            exchange: .init(requestTime: stored.requestTime, responseTime: stored.responseTime,
-                            requestHadAuthorization: stored.requestHadAuthorization))
+            exchange: .init(
+                requestTime: stored.requestTime, responseTime: stored.responseTime,
+                requestHadAuthorization: stored.requestHadAuthorization))
     }
 
     /// Stores an exchange; `false` when it was refused (counted and logged).
     @discardableResult
-    func httpStore(url: String, requestFields: HTTPFields, stored: StoredResponse, body: Data,
-                   policy: URLCache.StoragePolicy, userInfo: [UInt8]) -> Bool {
+    func httpStore(
+        url: String, requestFields: HTTPFields, stored: StoredResponse, body: Data,
+        policy: URLCache.StoragePolicy, userInfo: [UInt8]
+    ) -> Bool {
         if policy == .notAllowed { return false }
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return false }
         let vary = stored.vary
@@ -73,11 +81,14 @@ extension CacheEngine {
             key: key,
             variant: vary.isEmpty ? [] : VaryKey(vary: vary, requestFields: requestFields).encoded,
             vary: vary.isEmpty ? nil : vary,
-            entry: CacheEntry(head: head, body: body, userInfo: userInfo, storedAt: Self.storeTime(),
-                              inMemoryOnly: policy == .allowedInMemoryOnly),
+            entry: CacheEntry(
+                head: head, body: body, userInfo: userInfo, storedAt: Self.storeTime(),
+                inMemoryOnly: policy == .allowedInMemoryOnly),
             headBytes: head.encoded())
         guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: URL(string: url))
+            refuse(
+                .entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes),
+                url: URL(string: url))
             return false
         }
         commit(prepared)

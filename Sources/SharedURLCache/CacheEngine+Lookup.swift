@@ -122,8 +122,9 @@ extension CacheEngine {
             memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
             return nil
         }
-        return FoundEntry(entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
-                          built: item.response)
+        return FoundEntry(
+            entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
+            built: item.response)
     }
 
     /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read
@@ -133,15 +134,21 @@ extension CacheEngine {
         do {
             switch delivery {
             case .whole:
-                guard let found = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
-                    try store.record(for: key, variant: variant, includeBody: true).map { ($0, ()) }
-                }), let head = decodeHead(found.record), let body = found.record.body
+                guard
+                    let found = try diskRecord(
+                        for: lookup,
+                        open: { key, variant throws(CacheError) in
+                            try store.record(for: key, variant: variant, includeBody: true).map { ($0, ()) }
+                        }), let head = decodeHead(found.record), let body = found.record.body
                 else { return nil }
                 return remembered(found, head: head, body: Data(body))
             case .streamingLarge:
-                guard let found = try diskRecord(for: lookup, open: { key, variant throws(CacheError) in
-                    try store.openBody(for: key, variant: variant).map { ($0.record, $0.body) }
-                }), let head = decodeHead(found.record)
+                guard
+                    let found = try diskRecord(
+                        for: lookup,
+                        open: { key, variant throws(CacheError) in
+                            try store.openBody(for: key, variant: variant).map { ($0.record, $0.body) }
+                        }), let head = decodeHead(found.record)
                 else { return nil }
                 let reader = found.extra
                 guard reader.size > Self.streamedHitBytes else {
@@ -153,17 +160,21 @@ extension CacheEngine {
                 let body = StoredBody(
                     size: reader.size, reader: reader,
                     reopen: {
-                        guard let (again, reader) = try? store.openBody(for: memoryKey.key, variant: memoryKey.variant,
-                                                                         countAsUse: false),
+                        guard
+                            let (again, reader) = try? store.openBody(
+                                for: memoryKey.key, variant: memoryKey.variant,
+                                countAsUse: false),
                             again.version == version
                         else { return nil }
                         return reader
                     },
                     onFailure: { [weak self] error in self?.storedBodyFailed(error) })
-                let entry = CacheEntry(head: head, body: Data(), userInfo: found.record.userInfo,
-                                       storedAt: found.record.storedAt, inMemoryOnly: false)
-                return FoundEntry(entry: entry, storedBody: body, memoryKey: memoryKey, fromMemory: false, stamp: nil,
-                                  built: nil)
+                let entry = CacheEntry(
+                    head: head, body: Data(), userInfo: found.record.userInfo,
+                    storedAt: found.record.storedAt, inMemoryOnly: false)
+                return FoundEntry(
+                    entry: entry, storedBody: body, memoryKey: memoryKey, fromMemory: false, stamp: nil,
+                    built: nil)
             }
         } catch {
             logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
@@ -186,11 +197,13 @@ extension CacheEngine {
 
     /// A response read whole from the store, kept in the memory tier as the version it was read as.
     private func remembered<Extra>(_ found: DiskRecord<Extra>, head: ResponseHead, body: Data) -> FoundEntry {
-        let entry = CacheEntry(head: head, body: body, userInfo: found.record.userInfo, storedAt: found.record.storedAt,
-                               inMemoryOnly: false)
+        let entry = CacheEntry(
+            head: head, body: body, userInfo: found.record.userInfo, storedAt: found.record.storedAt,
+            inMemoryOnly: false)
         let stamp = remember(entry, at: found.memoryKey, version: found.record.version, vary: found.vary)
-        return FoundEntry(entry: entry, storedBody: nil, memoryKey: found.memoryKey, fromMemory: false, stamp: stamp,
-                          built: nil)
+        return FoundEntry(
+            entry: entry, storedBody: nil, memoryKey: found.memoryKey, fromMemory: false, stamp: stamp,
+            built: nil)
     }
 
     /// Keeps an entry read from the store in the memory tier, as the version it was read as.
@@ -243,7 +256,8 @@ extension CacheEngine {
         guard let (first, extra) = try open(lookup.key, []) else { return nil }
         switch RecordKind(rawValue: first.appFlags) {
         case .response:
-            return DiskRecord(record: first, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: []), vary: nil)
+            return DiskRecord(
+                record: first, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: []), vary: nil)
         case .varySpec:
             guard let spec = VarySpec(decoding: first.head) else {
                 purgeCorrupt(first, why: "undecodable vary spec")
@@ -251,9 +265,11 @@ extension CacheEngine {
             }
             let vary = VaryFields(responseFields: [.vary: spec.varyValue])
             let variant = VaryKey(vary: vary, requestFields: lookup.requestFields).encoded
-            guard let (record, extra) = try open(lookup.key, variant), RecordKind(rawValue: record.appFlags) == .response
+            guard let (record, extra) = try open(lookup.key, variant),
+                RecordKind(rawValue: record.appFlags) == .response
             else { return nil }
-            return DiskRecord(record: record, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: variant), vary: vary)
+            return DiskRecord(
+                record: record, extra: extra, memoryKey: MemoryKey(key: lookup.key, variant: variant), vary: vary)
         case nil:
             purgeCorrupt(first, why: "unknown record kind \(first.appFlags)")
             return nil

@@ -82,10 +82,12 @@ extension CacheEngine {
         let prepared = PreparedStore(
             key: key, variant: variant, vary: vary,
             entry: CacheEntry(
-                head: head, body: cached.data, userInfo: userInfo, storedAt: Self.storeTime(), inMemoryOnly: inMemoryOnly),
+                head: head, body: cached.data, userInfo: userInfo, storedAt: Self.storeTime(),
+                inMemoryOnly: inMemoryOnly),
             headBytes: head.encoded())
         guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            refuse(.entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
+            refuse(
+                .entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
             return nil
         }
         return prepared
@@ -139,8 +141,9 @@ extension CacheEngine {
         refuse(tooLarge ? .largerThanDiskCapacity(capacity: storeCapacity) : .storeFailed(error), url: url)
         if !tooLarge, let store {
             do { try store.remove(key: key, variant: nil) } catch {
-                logger.warning("cannot remove the entry a failed store would have replaced",
-                               metadata: ["error": "\(error.detailedDescription())"])
+                logger.warning(
+                    "cannot remove the entry a failed store would have replaced",
+                    metadata: ["error": "\(error.detailedDescription())"])
             }
         }
         memory.withLock { $0.removeAll(key: key) }
@@ -163,8 +166,9 @@ extension CacheEngine {
     /// selected are removed for the same reason (docs/Formats.md, "Variants").
     static func otherVariants(for vary: VaryFields?) -> OtherVariants {
         guard let vary else { return .remove }
-        return .selectedBy(head: VarySpec(names: vary.names.map(\.canonicalName)).encoded(),
-                           appFlags: RecordKind.varySpec.rawValue)
+        return .selectedBy(
+            head: VarySpec(names: vary.names.map(\.canonicalName)).encoded(),
+            appFlags: RecordKind.varySpec.rawValue)
     }
 
     /// Store times are kept to the millisecond, as the index keeps them, so that

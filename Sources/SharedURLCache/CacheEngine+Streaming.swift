@@ -55,8 +55,10 @@ extension CacheEngine {
     /// buffers and uses ``httpStore(url:requestFields:stored:body:policy:userInfo:)``) or when
     /// the response is refused up front (counted and logged; `refused` is then true).
     /// - Parameter maximumBodyBytes: the caller's own cap, besides `maximumEntrySizeBytes`.
-    func httpStreamingSink(url: String, requestFields: HTTPFields, stored: StoredResponse, userInfo: [UInt8],
-                           maximumBodyBytes: Int) -> (sink: StoreSink?, refused: Bool) {
+    func httpStreamingSink(
+        url: String, requestFields: HTTPFields, stored: StoredResponse, userInfo: [UInt8],
+        maximumBodyBytes: Int
+    ) -> (sink: StoreSink?, refused: Bool) {
         guard let store, diskCapacity > 0 else { return (nil, false) }
         guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return (nil, true) }
         let vary = stored.vary
@@ -80,7 +82,9 @@ extension CacheEngine {
         let cap = Swift.max(0, Swift.min(maximumBodyBytes, limit - headBytes - userInfo.count))
         let sink = StoreSink(
             writer: writer, cap: cap,
-            target: .disk { [self] writer, bytes, small in commitStreamed(plan, writer: writer, bodyBytes: bytes, small: small) },
+            target: .disk { [self] writer, bytes, small in
+                commitStreamed(plan, writer: writer, bodyBytes: bytes, small: small)
+            },
             refuse: { [self] bytes, reason in noteStreamRefusal(url: url, bytes: bytes, reason: reason) })
         return (sink, false)
     }
@@ -104,7 +108,8 @@ extension CacheEngine {
         do {
             version = try writer.commit(
                 RecordDescriptor(
-                    key: plan.key, variant: plan.variant, partition: Array(configuration.partition.utf8), head: headBytes,
+                    key: plan.key, variant: plan.variant, partition: Array(configuration.partition.utf8),
+                    head: headBytes,
                     userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue,
                     otherVariants: Self.otherVariants(for: plan.vary)),
                 capacityBytes: capacity)
@@ -115,7 +120,8 @@ extension CacheEngine {
         counters.stores.add(1, ordering: .relaxed)
         let memoryKey = MemoryKey(key: plan.key, variant: plan.variant)
         if let small, small.count == bodyBytes {
-            let entry = CacheEntry(head: head, body: small, userInfo: plan.userInfo, storedAt: plan.storedAt, inMemoryOnly: false)
+            let entry = CacheEntry(
+                head: head, body: small, userInfo: plan.userInfo, storedAt: plan.storedAt, inMemoryOnly: false)
             remember(entry, at: memoryKey, version: version, vary: plan.vary)
         } else {
             // What the tier holds for this key is an older version now: drop it at once.

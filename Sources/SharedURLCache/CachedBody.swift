@@ -184,7 +184,9 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .origin(let origin): AsyncIterator(state: .origin(origin.makeAsyncIterator()))
         case .tee(let inner, let sink): AsyncIterator(state: .tee(inner.makeAsyncIterator(), sink))
         case .slice(let inner, let range):
-            AsyncIterator(state: .slice(inner.makeAsyncIterator(), skip: range.lowerBound, remaining: range.count, drains: inner.stores))
+            AsyncIterator(
+                state: .slice(
+                    inner.makeAsyncIterator(), skip: range.lowerBound, remaining: range.count, drains: inner.stores))
         }
     }
 }

@@ -34,7 +34,8 @@ public struct CachingRule: Sendable, Hashable {
     public var neverStore: Bool
 
     /// A rule for `host` and/or `pathPrefix` (nil matches any).
-    public init(host: String? = nil, pathPrefix: String? = nil, forcedTTLSeconds: Int? = nil, neverStore: Bool = false) {
+    public init(host: String? = nil, pathPrefix: String? = nil, forcedTTLSeconds: Int? = nil, neverStore: Bool = false)
+    {
         self.host = host
         self.pathPrefix = pathPrefix
         self.forcedTTLSeconds = forcedTTLSeconds
@@ -42,7 +43,10 @@ public struct CachingRule: Sendable, Hashable {
     }
 
     func matches(_ request: HTTPRequest) -> Bool {
-        if let host, request.authority.map({ $0.split(separator: ":").first.map(String.init)?.lowercased() }) != host.lowercased() {
+        if let host,
+            request.authority.map({ $0.split(separator: ":").first.map(String.init)?.lowercased() })
+                != host.lowercased()
+        {
             return false
         }
         if let pathPrefix, !(request.path ?? "/").hasPrefix(pathPrefix) { return false }

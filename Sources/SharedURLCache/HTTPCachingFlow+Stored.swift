@@ -16,20 +16,24 @@ extension HTTPCachingFlow {
     /// hop to the cooperative pool and back.
     public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
         guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
-            let hit = engine.httpLookup(url: url, requestFields: request.headerFields, delivery: .streamingLarge,
-                                       counting: .deferred),
+            let hit = engine.httpLookup(
+                url: url, requestFields: request.headerFields, delivery: .streamingLarge,
+                counting: .deferred),
             case .data = hit.body
         else { return nil }
         let age: Int
         let status: CacheStatus
-        switch ReuseDecision.decide(request: request, stored: hit.stored, now: configuration.now(), configuration: configuration.policy) {
+        switch ReuseDecision.decide(
+            request: request, stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
+        {
         case .fresh(let ageSeconds): (age, status) = (ageSeconds, .hit)
         case .staleAllowed(let ageSeconds, _): (age, status) = (ageSeconds, .stale)
         default: return nil
         }
         engine.countHit(fromMemory: hit.fromMemory)
         let answer = serve(hit, for: request, age: age, status: status)
-        return CachedHTTPResponse(response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status,
-                                  cacheStatusMember: answer.cacheStatusMember)
+        return CachedHTTPResponse(
+            response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status,
+            cacheStatusMember: answer.cacheStatusMember)
     }
 }

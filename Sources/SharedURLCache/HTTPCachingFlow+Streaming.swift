@@ -17,7 +17,9 @@ public struct CachedHTTPStreamingResponse: Sendable {
     public var cacheStatusMember: CacheStatusMember
 
     /// - Parameter cacheStatusMember: defaults to what `cacheStatus` says alone.
-    public init(response: HTTPResponse, body: CachedBody, cacheStatus: CacheStatus, cacheStatusMember: CacheStatusMember? = nil) {
+    public init(
+        response: HTTPResponse, body: CachedBody, cacheStatus: CacheStatus, cacheStatusMember: CacheStatusMember? = nil
+    ) {
         self.response = response
         self.body = body
         self.cacheStatus = cacheStatus
@@ -70,18 +72,23 @@ extension HTTPCachingFlow {
     /// - Throws: as ``response(for:body:policy:fetch:)``. Reading the body throws the origin's
     ///   errors, or `CacheError` (`.corrupt`) when a stored body fails its check at its end
     ///   (the entry is then purged).
-    public func streamingResponse(for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
-                                  maximumStoredBodyBytes: Int = .max,
-                                  fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
-        try await answer(for: request, body: body, policy: policy,
-                         mode: BodyMode(streamsHits: true, maximumStoredBodyBytes: maximumStoredBodyBytes), fetch: fetch)
+    public func streamingResponse(
+        for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
+        maximumStoredBodyBytes: Int = .max,
+        fetch: @escaping StreamingFetch
+    ) async throws -> CachedHTTPStreamingResponse {
+        try await answer(
+            for: request, body: body, policy: policy,
+            mode: BodyMode(streamsHits: true, maximumStoredBodyBytes: maximumStoredBodyBytes), fetch: fetch)
     }
 
     /// The body of a storable exchange as the caller gets it, stored on the way, and whether it
     /// is stored (a streamed body: being stored, committed once it has been read to its end
     /// within the size limits).
-    func storeBody(_ body: OriginBody, request: HTTPRequest, url: String, stored: StoredResponse,
-                   mode: BodyMode) async -> (CachedBody, stored: Bool) {
+    func storeBody(
+        _ body: OriginBody, request: HTTPRequest, url: String, stored: StoredResponse,
+        mode: BodyMode
+    ) async -> (CachedBody, stored: Bool) {
         if let data = body.buffered {
             // Whole already (the buffered API): stored before the answer, exactly as before.
             let accepted = await storeProposal(stored, body: data, request: request, url: url)
@@ -113,14 +120,17 @@ extension HTTPCachingFlow {
     func refreshHead(url: String, request: HTTPRequest, updated: StoredResponse, hit: HTTPCacheHit) -> CachedBody? {
         switch hit.body {
         case .data(let data):
-            engine.httpStore(url: url, requestFields: request.headerFields, stored: updated, body: data,
-                            policy: .allowed, userInfo: hit.userInfo)
+            engine.httpStore(
+                url: url, requestFields: request.headerFields, stored: updated, body: data,
+                policy: .allowed, userInfo: hit.userInfo)
             return nil
         case .stored(let stored):
             let (sink, _) = engine.httpStreamingSink(
-                url: url, requestFields: request.headerFields, stored: updated, userInfo: hit.userInfo, maximumBodyBytes: .max)
+                url: url, requestFields: request.headerFields, stored: updated, userInfo: hit.userInfo,
+                maximumBodyBytes: .max)
             guard let sink else { return nil }
-            let copy = CachedBody(source: .tee(CachedBody(source: .stored(request.method == .head ? stored.another() : stored)), sink))
+            let copy = CachedBody(
+                source: .tee(CachedBody(source: .stored(request.method == .head ? stored.another() : stored)), sink))
             guard request.method == .head else { return copy }
             Task.detached { try? await copy.drain() }
             return nil
@@ -137,6 +147,7 @@ extension CacheEngine {
     /// A body collected for storing was given up (past the cap, or the origin failed).
     func noteStreamRefusal(url: String, bytes: Int, reason: String) {
         counters.refusals.add(1, ordering: .relaxed)
-        logger.notice("response not stored", metadata: ["reason": "\(reason) (after \(bytes) body bytes)", "url": "\(url)"])
+        logger.notice(
+            "response not stored", metadata: ["reason": "\(reason) (after \(bytes) body bytes)", "url": "\(url)"])
     }
 }

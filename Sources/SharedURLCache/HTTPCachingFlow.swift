@@ -57,21 +57,26 @@ public final class HTTPCachingFlow: Sendable {
     ///   - fetch: sends a request to the origin.
     /// - Throws: ``HTTPCachingError/notCached(url:)`` for an offline miss; `fetch`'s errors
     ///   when the origin fails and nothing stored may be served.
-    public func response(for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
-                         fetch: @escaping Fetch) async throws -> CachedHTTPResponse {
+    public func response(
+        for request: HTTPRequest, body: Data? = nil, policy: RequestCachePolicy = .useProtocolCachePolicy,
+        fetch: @escaping Fetch
+    ) async throws -> CachedHTTPResponse {
         // The one flow, with bodies in memory: the origin's body arrives whole, so it is stored
         // before this returns, and stored bodies are read whole (memory tier included).
         let answer = try await answer(for: request, body: body, policy: policy, mode: .buffered) { request, body in
             let (response, data) = try await fetch(request, body)
             return (response, OriginBody(data))
         }
-        return CachedHTTPResponse(response: answer.response, body: try await answer.body.collect(), cacheStatus: answer.cacheStatus,
-                                  cacheStatusMember: answer.cacheStatusMember)
+        return CachedHTTPResponse(
+            response: answer.response, body: try await answer.body.collect(), cacheStatus: answer.cacheStatus,
+            cacheStatusMember: answer.cacheStatusMember)
     }
 
     /// The flow both APIs share: every RFC 9111 decision is made here, once.
-    func answer(for request: HTTPRequest, body: Data?, policy: RequestCachePolicy, mode: BodyMode,
-                fetch originFetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
+    func answer(
+        for request: HTTPRequest, body: Data?, policy: RequestCachePolicy, mode: BodyMode,
+        fetch originFetch: @escaping StreamingFetch
+    ) async throws -> CachedHTTPStreamingResponse {
         guard let url = request.absoluteURLString else { throw HTTPCachingError.invalidRequest("no absolute URL") }
         let fetch = datingResponses(of: originFetch)
         // RFC 9111 §4.4: unsafe methods go to the origin and invalidate what they changed.
@@ -82,27 +87,32 @@ public final class HTTPCachingFlow: Sendable {
             {
                 engine.httpInvalidate(url: target.string)
             }
-            return CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass,
-                                               cacheStatusMember: CacheStatusMember(forward: .method, forwardStatus: response.status.code))
+            return CachedHTTPStreamingResponse(
+                response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass,
+                cacheStatusMember: CacheStatusMember(forward: .method, forwardStatus: response.status.code))
         }
         switch policy {
         case .reloadIgnoringLocalCacheData:
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
+            return try await fetchAndStore(
+                request, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
         case .reloadIgnoringLocalAndRemoteCacheData:
             var forced = request
             forced.headerFields[.cacheControl] = "no-cache"
             forced.headerFields[HTTPField.Name.pragmaField] = "no-cache"
-            return try await fetchAndStore(forced, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
+            return try await fetchAndStore(
+                forced, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
             if let hit = lookup(request, url: url, mode: mode) {
                 let age = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
                 return serve(hit, for: request, age: age.currentAgeSeconds, status: age.isFresh ? .hit : .stale)
             }
             if policy == .returnCacheDataDontLoad { throw HTTPCachingError.notCached(url: url) }
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
+            return try await fetchAndStore(
+                request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
         case .reloadRevalidatingCacheData:
             guard let hit = lookup(request, url: url, mode: mode) else {
-                return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
+                return try await fetchAndStore(
+                    request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
             }
             let revalidation = ReuseDecision.Revalidation(
                 conditionalHeaders: ConditionalRequest.headers(for: hit.stored), reason: .requestNoCache,
@@ -115,10 +125,13 @@ public final class HTTPCachingFlow: Sendable {
 
     // MARK: RFC 9111 proper
 
-    private func protocolPolicy(_ request: HTTPRequest, url: String, mode: BodyMode,
-                                fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
+    private func protocolPolicy(
+        _ request: HTTPRequest, url: String, mode: BodyMode,
+        fetch: @escaping StreamingFetch
+    ) async throws -> CachedHTTPStreamingResponse {
         let hit = lookup(request, url: url, mode: mode)
-        let decision = ReuseDecision.decide(request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
+        let decision = ReuseDecision.decide(
+            request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
         // Every decision but a miss and a 504 is about the stored response: those come with `hit`.
         switch (decision, hit) {
         case (.fresh(let age), let hit?):
@@ -134,18 +147,23 @@ public final class HTTPCachingFlow: Sendable {
             return try await revalidate(request, url: url, hit: hit, revalidation, mode: mode, fetch: fetch)
         case (.gatewayTimeout, _):
             // RFC 9111 §5.2.1.7: only-if-cached and nothing usable (neither a hit nor forwarded).
-            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
-                                               cacheStatusMember: CacheStatusMember())
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                cacheStatusMember: CacheStatusMember())
         case (.miss(let reason), _):
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .init(reason))
+            return try await fetchAndStore(
+                request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .init(reason))
         case (.fresh, nil), (.staleAllowed, nil), (.staleWhileRevalidate, nil), (.revalidate, nil):
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
+            return try await fetchAndStore(
+                request, url: url, mode: mode, fetch: fetch, status: .miss, forward: .uriMiss)
         }
     }
 
     /// RFC 9111 §4.3: a conditional request; a 304 refreshes the stored head (never the body).
-    private func revalidate(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ revalidation: ReuseDecision.Revalidation,
-                            mode: BodyMode, fetch: @escaping StreamingFetch) async throws -> CachedHTTPStreamingResponse {
+    private func revalidate(
+        _ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ revalidation: ReuseDecision.Revalidation,
+        mode: BodyMode, fetch: @escaping StreamingFetch
+    ) async throws -> CachedHTTPStreamingResponse {
         var conditional = request
         // The origin is asked about the stored response only; the client's own validators are
         // evaluated against whatever is then served (``serve``).
@@ -167,10 +185,12 @@ public final class HTTPCachingFlow: Sendable {
                 configuration: configuration.policy)
             {
             case .serveStale(let age):
-                return serve(hit, for: request, age: age, status: .stale, forwarded: CacheStatusMember(forward: forward))
+                return serve(
+                    hit, for: request, age: age, status: .stale, forwarded: CacheStatusMember(forward: forward))
             case .gatewayTimeout:
-                return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
-                                                   cacheStatusMember: CacheStatusMember(forward: forward))
+                return CachedHTTPStreamingResponse(
+                    response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                    cacheStatusMember: CacheStatusMember(forward: forward))
             default: throw error
             }
         }
@@ -178,39 +198,48 @@ public final class HTTPCachingFlow: Sendable {
         let responseTime = configuration.now()
         switch RevalidationOutcome.evaluate(
             response: response, stored: hit.stored, staleIfErrorUntil: revalidation.staleIfErrorUntil,
-            requestTime: requestTime, responseTime: responseTime, now: responseTime, configuration: configuration.policy)
+            requestTime: requestTime, responseTime: responseTime, now: responseTime, configuration: configuration.policy
+        )
         {
         case .notModified(let updated):
             // The stored body is kept; its head is replaced (a stored body is copied as it is read).
             let body = refreshHead(url: url, request: request, updated: updated, hit: hit)
             let refreshed = HTTPCacheHit(stored: updated, body: hit.body, userInfo: hit.userInfo)
-            let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy).currentAgeSeconds
+            let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy)
+                .currentAgeSeconds
             return serve(refreshed, body: body, for: request, age: age, status: .revalidated, forwarded: exchange)
         case .notModifiedMismatch:
-            return try await fetchAndStore(request, url: url, mode: mode, fetch: fetch, status: .expired, forward: forward)
+            return try await fetchAndStore(
+                request, url: url, mode: mode, fetch: fetch, status: .expired, forward: forward)
         case .replace:
-            return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                               responseTime: responseTime, status: .expired, forward: forward, replacing: true, mode: mode)
+            return await store(
+                request, url: url, response: response, body: originBody, requestTime: requestTime,
+                responseTime: responseTime, status: .expired, forward: forward, replacing: true, mode: mode)
         case .serveStale(let age):
             return serve(hit, for: request, age: age, status: .stale, forwarded: exchange)
         case .forwardError:
             // RFC 9111 §4.3.3: a 5xx forwarded is a full response, stored when §3 allows (an
             // explicitly fresh 503 shields the origin); one that is not leaves the stored
             // response in place for stale-if-error later.
-            return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                               responseTime: responseTime, status: .expired, forward: forward, replacing: false, mode: mode)
+            return await store(
+                request, url: url, response: response, body: originBody, requestTime: requestTime,
+                responseTime: responseTime, status: .expired, forward: forward, replacing: false, mode: mode)
         case .gatewayTimeout:
-            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
-                                               cacheStatusMember: exchange)
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
+                cacheStatusMember: exchange)
         }
     }
 
     /// RFC 5861 §3: serve now, revalidate once in the background (per URL, in this process).
-    private func revalidateInBackground(_ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ conditional: HTTPFields,
-                                        mode: BodyMode, fetch: @escaping StreamingFetch) {
+    private func revalidateInBackground(
+        _ request: HTTPRequest, url: String, hit: HTTPCacheHit, _ conditional: HTTPFields,
+        mode: BodyMode, fetch: @escaping StreamingFetch
+    ) {
         let claimed = revalidating.withLock { $0.insert(url).inserted }
         guard claimed else { return }
-        let revalidation = ReuseDecision.Revalidation(conditionalHeaders: conditional, reason: .stale, ageSeconds: 0, staleIfErrorUntil: nil)
+        let revalidation = ReuseDecision.Revalidation(
+            conditionalHeaders: conditional, reason: .stale, ageSeconds: 0, staleIfErrorUntil: nil)
         var hit = hit
         if case .stored(let stored) = hit.body { hit.body = .stored(stored.another()) } // the caller reads the first
         Task.detached { [self, hit] in
@@ -236,24 +265,30 @@ public final class HTTPCachingFlow: Sendable {
         }
     }
 
-    private func fetchAndStore(_ request: HTTPRequest, url: String, mode: BodyMode, fetch: StreamingFetch,
-                               status: CacheStatus, forward: CacheStatusMember.Forward) async throws -> CachedHTTPStreamingResponse {
+    private func fetchAndStore(
+        _ request: HTTPRequest, url: String, mode: BodyMode, fetch: StreamingFetch,
+        status: CacheStatus, forward: CacheStatusMember.Forward
+    ) async throws -> CachedHTTPStreamingResponse {
         let requestTime = configuration.now()
         let (response, originBody) = try await fetch(request, nil)
-        return await store(request, url: url, response: response, body: originBody, requestTime: requestTime,
-                           responseTime: configuration.now(), status: status, forward: forward, replacing: false, mode: mode)
+        return await store(
+            request, url: url, response: response, body: originBody, requestTime: requestTime,
+            responseTime: configuration.now(), status: status, forward: forward, replacing: false, mode: mode)
     }
 
     /// Stores what RFC 9111 §3 (and the rules and hook) allow; answers the origin's response.
     /// The body is stored as the caller reads it (see ``storeBody(_:request:url:stored:mode:)``).
     /// Its `Cache-Status` member says why it went `forward`, what the origin answered, and
     /// whether it is stored or, when RFC 9111 §3 forbids it, why not (`detail`, counted).
-    private func store(_ request: HTTPRequest, url: String, response: HTTPResponse, body: OriginBody, requestTime: Date,
-                       responseTime: Date, status: CacheStatus, forward: CacheStatusMember.Forward, replacing: Bool,
-                       mode: BodyMode) async -> CachedHTTPStreamingResponse {
+    private func store(
+        _ request: HTTPRequest, url: String, response: HTTPResponse, body: OriginBody, requestTime: Date,
+        responseTime: Date, status: CacheStatus, forward: CacheStatusMember.Forward, replacing: Bool,
+        mode: BodyMode
+    ) async -> CachedHTTPStreamingResponse {
         var member = CacheStatusMember(forward: forward, forwardStatus: response.status.code)
-        var answer = CachedHTTPStreamingResponse(response: response, body: CachedBody(origin: body), cacheStatus: status,
-                                                 cacheStatusMember: member)
+        var answer = CachedHTTPStreamingResponse(
+            response: response, body: CachedBody(origin: body), cacheStatus: status,
+            cacheStatusMember: member)
         guard request.method == .get else { return answer } // a HEAD response has no body to store
         let rule = configuration.rules.first { $0.matches(request) }
         if rule?.neverStore == true { return answer }
@@ -261,22 +296,29 @@ public final class HTTPCachingFlow: Sendable {
         if let ttl = rule?.forcedTTLSeconds {
             candidate.headerFields[.cacheControl] = "max-age=\(max(0, ttl))"
             candidate.headerFields[.expires] = nil
-            for name in configuration.policy.targetedFields { candidate.headerFields[name] = nil } // RFC 9213 would override it
+            // RFC 9213 would override it
+            for name in configuration.policy.targetedFields { candidate.headerFields[name] = nil }
             candidate.headerFields[HTTPField.Name.pragmaField] = nil
         }
-        if case .notStorable(let reason) = StorageDecision.evaluate(request: request, response: candidate,
-                                                                    responseTime: responseTime, configuration: configuration.policy)
+        if case .notStorable(let reason) = StorageDecision.evaluate(
+            request: request, response: candidate,
+            responseTime: responseTime, configuration: configuration.policy)
         {
             if replacing { engine.httpInvalidate(url: url) } // RFC 9111 §4.3.3: the old one is stale for good
             engine.countNotStorable(reason)
             answer.cacheStatusMember.detail = reason.token
             return answer
         }
-        let stored = StoredResponse(request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
+        let stored = StoredResponse(
+            request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
         let (storing, isStored) = await storeBody(body, request: request, url: url, stored: stored, mode: mode)
         member.stored = isStored
-        if isStored { member.ttlSeconds = Freshness(stored: stored, now: responseTime, configuration: configuration.policy).ttlSeconds }
-        return CachedHTTPStreamingResponse(response: response, body: storing, cacheStatus: status, cacheStatusMember: member)
+        if isStored {
+            member.ttlSeconds =
+                Freshness(stored: stored, now: responseTime, configuration: configuration.policy).ttlSeconds
+        }
+        return CachedHTTPStreamingResponse(
+            response: response, body: storing, cacheStatus: status, cacheStatusMember: member)
     }
 
     /// Stores a storable exchange whose body is in memory: `proposal` → `willCacheResponse` hook
@@ -292,26 +334,33 @@ public final class HTTPCachingFlow: Sendable {
             guard let modified = await hook(proposal) else { return false } // vetoed
             proposal = modified
         }
-        guard let userInfo = UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) else { return false }
+        guard let userInfo = UserInfoCodec.encode(proposal.userInfo.isEmpty ? nil : proposal.userInfo) else {
+            return false
+        }
         var final = stored
         final.headerFields = HopByHopFields.removing(from: proposal.response.headerFields)
         final.status = proposal.response.status
-        return engine.httpStore(url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
-                               policy: proposal.storagePolicy, userInfo: userInfo)
+        return engine.httpStore(
+            url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
+            policy: proposal.storagePolicy, userInfo: userInfo)
     }
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
-        engine.httpLookup(url: url, requestFields: request.headerFields, delivery: mode.streamsHits ? .streamingLarge : .whole)
+        engine.httpLookup(
+            url: url, requestFields: request.headerFields, delivery: mode.streamsHits ? .streamingLarge : .whole)
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
     /// a HEAD request) or the range of it the client asked for (RFC 9110 §14), and its
     /// `Cache-Status` member: a hit, or `forwarded` (the exchange that led to serving it: a 304,
     /// a failed origin), with the remaining freshness as `ttl`.
-    func serve(_ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
-               status: CacheStatus, forwarded: CacheStatusMember? = nil) -> CachedHTTPStreamingResponse {
+    func serve(
+        _ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
+        status: CacheStatus, forwarded: CacheStatusMember? = nil
+    ) -> CachedHTTPStreamingResponse {
         var member = forwarded ?? CacheStatusMember(hit: true)
-        member.ttlSeconds = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy).ttlSeconds
+        member.ttlSeconds =
+            Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy).ttlSeconds
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))
         // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,
@@ -321,7 +370,8 @@ public final class HTTPCachingFlow: Sendable {
             // 304) is stored only if someone reads it: nobody will, so read it here.
             if let body, body.stores { Task.detached { try? await body.drain() } }
             return CachedHTTPStreamingResponse(
-                response: HTTPResponse(status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
+                response: HTTPResponse(
+                    status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
                 body: .empty, cacheStatus: status, cacheStatusMember: member)
         }
         let content = body ?? hit.body.cachedBody
@@ -332,14 +382,16 @@ public final class HTTPCachingFlow: Sendable {
                 break
             case .partial(let range):
                 return CachedHTTPStreamingResponse(
-                    response: HTTPResponse(status: .partialContent,
-                                           headerFields: RangeSelection.partialFields(from: fields, range: range, length: length)),
+                    response: HTTPResponse(
+                        status: .partialContent,
+                        headerFields: RangeSelection.partialFields(from: fields, range: range, length: length)),
                     body: content.slice(range), cacheStatus: status, cacheStatusMember: member)
             case .unsatisfiable:
                 if content.stores { Task.detached { try? await content.drain() } } // as for a 304 above
                 return CachedHTTPStreamingResponse(
-                    response: HTTPResponse(status: .rangeNotSatisfiable,
-                                           headerFields: RangeSelection.unsatisfiableFields(from: fields, length: length)),
+                    response: HTTPResponse(
+                        status: .rangeNotSatisfiable,
+                        headerFields: RangeSelection.unsatisfiableFields(from: fields, length: length)),
                     body: .empty, cacheStatus: status, cacheStatusMember: member)
             }
         }

@@ -10,7 +10,8 @@ extension SharedCache {
     public func cachedResponse(for request: URLRequest) async -> CachedURLResponse? {
         guard let lookup = engine.lookupKey(for: request) else { return nil }
         let url = request.url
-        return await offloaded { self.engine.cachedResponse(for: lookup, requestURL: url).map(BuiltResponse.init) }?.value
+        return await offloaded { self.engine.cachedResponse(for: lookup, requestURL: url).map(BuiltResponse.init) }?
+            .value
     }
 
     /// Stores a response; see ``storeCachedResponse(_:for:)``.

@@ -61,9 +61,10 @@ public final class SharedCache: Sendable {
     /// - Throws: `CacheError` when the directory cannot be opened (`.unsafeDirectory`,
     ///   `.permissionDenied`, `.notACache`…).
     public convenience init(memoryCapacity: Int, diskCapacity: Int, directory: URL? = nil) throws(CacheError) {
-        try self.init(configuration: SharedCacheConfiguration(
-            memoryCapacity: memoryCapacity, diskCapacity: diskCapacity,
-            directory: directory ?? SharedCacheConfiguration.defaultDirectory))
+        try self.init(
+            configuration: SharedCacheConfiguration(
+                memoryCapacity: memoryCapacity, diskCapacity: diskCapacity,
+                directory: directory ?? SharedCacheConfiguration.defaultDirectory))
     }
 
     /// Creates a cache from a full configuration.

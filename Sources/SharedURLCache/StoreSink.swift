@@ -41,7 +41,10 @@ final class StoreSink: Sendable {
     ///   - writer: the body writer for a `.disk` target (nil for `.buffer`).
     ///   - cap: the most body bytes to store.
     ///   - refuse: called once when the store is given up, with the bytes seen and why.
-    init(writer: consuming sending BodyWriter?, cap: Int, target: Target, refuse: @escaping @Sendable (Int, String) -> Void) {
+    init(
+        writer: consuming sending BodyWriter?, cap: Int, target: Target,
+        refuse: @escaping @Sendable (Int, String) -> Void
+    ) {
         // buffer: the whole body for .buffer; a small body's copy for .disk
         state = Locked(State(box: WriterBox(writer), buffer: Data()))
         self.cap = cap

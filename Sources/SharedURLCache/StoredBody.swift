@@ -10,8 +10,10 @@ final class StoredBody: Sendable {
     private let reopen: @Sendable () -> BodyReader?
     private let onFailure: @Sendable (CacheError) -> Void
 
-    init(size: Int, reader: BodyReader?, reopen: @escaping @Sendable () -> BodyReader?,
-         onFailure: @escaping @Sendable (CacheError) -> Void) {
+    init(
+        size: Int, reader: BodyReader?, reopen: @escaping @Sendable () -> BodyReader?,
+        onFailure: @escaping @Sendable (CacheError) -> Void
+    ) {
         self.size = size
         first = Locked(reader)
         self.reopen = reopen
@@ -24,7 +26,11 @@ final class StoredBody: Sendable {
     }
 
     func take() -> BodyReader? {
-        if let reader = first.withLock({ value -> BodyReader? in defer { value = nil }; return value }) { return reader }
+        if let reader = first.withLock({ value -> BodyReader? in
+            defer { value = nil }; return value
+        }) {
+            return reader
+        }
         return reopen()
     }
 

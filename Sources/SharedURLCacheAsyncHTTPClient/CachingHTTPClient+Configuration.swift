@@ -55,8 +55,10 @@ extension CachingHTTPClient {
         ///   - maximumBodyBytes: the largest body stored (default 64 MiB).
         ///   - collapsesRequests: collapse concurrent misses of one URL (default true).
         ///   - caching: the caching flow's settings (rules, hook, clock…).
-        public init(mode: Mode = .shared, partition: String? = nil, maximumBodyBytes: Int = 64 << 20,
-                    collapsesRequests: Bool = true, caching: HTTPCachingConfiguration = .init()) {
+        public init(
+            mode: Mode = .shared, partition: String? = nil, maximumBodyBytes: Int = 64 << 20,
+            collapsesRequests: Bool = true, caching: HTTPCachingConfiguration = .init()
+        ) {
             self.mode = mode
             self.partition = partition
             self.maximumBodyBytes = maximumBodyBytes

@@ -34,7 +34,8 @@ extension CachingHTTPClient {
             let answer = flow.storedResponse(for: head)
         else { return nil }
         let (status, headers) = Self.head(of: answer.response)
-        return ImmediateResponse(status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
-                              cacheStatusMember: answer.cacheStatusMember)
+        return ImmediateResponse(
+            status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
+            cacheStatusMember: answer.cacheStatusMember)
     }
 }

@@ -28,8 +28,9 @@ extension CachingHTTPClient {
                 guard let name = HTTPField.Name(header.name) else { continue } // unrepresentable: dropped
                 fields.append(HTTPField(name: name, value: header.value))
             }
-            let head = HTTPResponse(status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-                                    headerFields: fields)
+            let head = HTTPResponse(
+                status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
+                headerFields: fields)
             let hasBody = request.method != .head && response.status != .notModified && response.status != .noContent
             guard hasBody else { return (head, .empty) }
             return (head, OriginBody(OriginChunks(body: response.body)))

@@ -23,8 +23,10 @@ extension CachingHTTPClient {
     /// let httpClient = HTTPClient(configuration: CachingHTTPClient.originConfiguration(HTTPClient.Configuration()))
     /// let client = CachingHTTPClient(cache: cache, httpClient: httpClient)
     /// ```
-    public static func originConfiguration(_ base: HTTPClient.Configuration = .singletonConfiguration,
-                                           connectTimeout: TimeAmount = defaultConnectTimeout) -> HTTPClient.Configuration {
+    public static func originConfiguration(
+        _ base: HTTPClient.Configuration = .singletonConfiguration,
+        connectTimeout: TimeAmount = defaultConnectTimeout
+    ) -> HTTPClient.Configuration {
         var configuration = base
         configuration.timeout.connect = connectTimeout
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -34,6 +36,7 @@ extension CachingHTTPClient {
     /// The default `httpClient` of ``init(cache:httpClient:)``: `HTTPClient.shared`'s settings and
     /// event loops with ``originConfiguration(_:connectTimeout:)`` applied. Process-wide and never
     /// shut down, like `HTTPClient.shared`.
-    public static let defaultHTTPClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-                                                     configuration: originConfiguration())
+    public static let defaultHTTPClient = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: originConfiguration())
 }

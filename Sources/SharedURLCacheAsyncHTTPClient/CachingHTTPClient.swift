@@ -72,8 +72,10 @@ public final class CachingHTTPClient: Sendable {
     /// - Throws: `CacheError` when the directory cannot be opened for the partition.
     /// - Precondition: a private-mode client is not in the empty partition (shared clients read
     ///   it, and would be served one user's private responses).
-    public convenience init(cache: SharedCache, httpClient: HTTPClient = CachingHTTPClient.defaultHTTPClient,
-                            configuration: Configuration) throws {
+    public convenience init(
+        cache: SharedCache, httpClient: HTTPClient = CachingHTTPClient.defaultHTTPClient,
+        configuration: Configuration
+    ) throws {
         var partitioned = cache
         if let partition = configuration.partition, partition != cache.configuration.partition {
             var cacheConfiguration = cache.configuration
@@ -86,7 +88,8 @@ public final class CachingHTTPClient: Sendable {
     private init(partitioned cache: SharedCache, httpClient: HTTPClient, configuration: Configuration) {
         precondition(
             configuration.mode == .shared || !cache.configuration.partition.isEmpty,
-            "CachingHTTPClient: a private-mode client needs a partition of its own (Configuration.partition); in the empty partition shared clients would serve what it stores")
+            "CachingHTTPClient: a private-mode client needs a partition of its own (Configuration.partition); in the empty partition shared clients would serve what it stores"
+        )
         precondition(configuration.maximumBodyBytes >= 0, "CachingHTTPClient: maximumBodyBytes must not be negative")
         self.httpClient = httpClient
         self.configuration = configuration
@@ -111,21 +114,26 @@ public final class CachingHTTPClient: Sendable {
     /// - Throws: `HTTPCachingError.notCached` for a `returnCacheDataDontLoad` miss;
     ///   ``CachingHTTPClientError``; AsyncHTTPClient's errors when the origin fails and nothing
     ///   stored may be served.
-    public func execute(_ request: HTTPClientRequest, timeout: TimeAmount,
-                        policy: RequestCachePolicy = .useProtocolCachePolicy) async throws -> CachingHTTPClientResponse {
+    public func execute(
+        _ request: HTTPClientRequest, timeout: TimeAmount,
+        policy: RequestCachePolicy = .useProtocolCachePolicy
+    ) async throws -> CachingHTTPClientResponse {
         try await execute(request, deadline: .now() + timeout, policy: policy)
     }
 
     /// Answers `request` from the cache and/or the origin before `deadline`; see
     /// ``execute(_:timeout:policy:)``.
-    public func execute(_ request: HTTPClientRequest, deadline: NIODeadline,
-                        policy: RequestCachePolicy = .useProtocolCachePolicy) async throws -> CachingHTTPClientResponse {
+    public func execute(
+        _ request: HTTPClientRequest, deadline: NIODeadline,
+        policy: RequestCachePolicy = .useProtocolCachePolicy
+    ) async throws -> CachingHTTPClientResponse {
         let head = try Self.httpRequest(from: request)
         if (head.method == .get || head.method == .head) && request.body != nil {
             // A GET body has no defined meaning (RFC 9110 §9.3.1) and is not part of the key.
             let response = try await httpClient.execute(request, deadline: deadline)
-            return CachingHTTPClientResponse(status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
-                                             cacheStatusMember: CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code)))
+            return CachingHTTPClientResponse(
+                status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
+                cacheStatusMember: CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code)))
         }
         let fetch = originFetch(deadline: deadline, body: request.body)
         let flow = self.flow
@@ -135,7 +143,8 @@ public final class CachingHTTPClient: Sendable {
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
                 let followed: RequestCollapser.Followed?
                 (answer, followed) = try await collapser.run(url: url, request: head) {
-                    try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                    try await flow.streamingResponse(
+                        for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
                 } learn: { answer in
                     RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
                 } settled: { answer in
@@ -143,9 +152,12 @@ public final class CachingHTTPClient: Sendable {
                 } forward: { answer in
                     answer.cacheStatusMember.forward
                 }
-                if let followed { answer.cacheStatusMember = answer.cacheStatusMember.collapsed(behind: followed.leaderForward) }
+                if let followed {
+                    answer.cacheStatusMember = answer.cacheStatusMember.collapsed(behind: followed.leaderForward)
+                }
             } else {
-                answer = try await flow.streamingResponse(for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                answer = try await flow.streamingResponse(
+                    for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
             return Self.response(from: answer)
         }
@@ -156,8 +168,9 @@ public final class CachingHTTPClient: Sendable {
         let (status, headers) = head(of: answer.response)
         let body: HTTPClientResponse.Body =
             answer.body.knownLength == 0 ? HTTPClientResponse.Body() : .stream(ByteBufferChunks(body: answer.body))
-        return CachingHTTPClientResponse(status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus,
-                                         cacheStatusMember: answer.cacheStatusMember)
+        return CachingHTTPClientResponse(
+            status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus,
+            cacheStatusMember: answer.cacheStatusMember)
     }
 
     /// A response head in NIO's types (header names as stored: as the origin spelled them).
@@ -165,7 +178,9 @@ public final class CachingHTTPClient: Sendable {
         var headers = HTTPHeaders()
         headers.reserveCapacity(response.headerFields.count)
         for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-        return (HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase), headers)
+        return (
+            HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase), headers
+        )
     }
 }
 
@@ -175,5 +190,7 @@ extension RequestCachePolicy {
     var mayCollapse: Bool { self == .useProtocolCachePolicy || self == .returnCacheDataElseLoad }
 
     /// Policies that answer from the origin whatever is stored (the flow's `.bypass`).
-    var ignoresStoredData: Bool { self == .reloadIgnoringLocalCacheData || self == .reloadIgnoringLocalAndRemoteCacheData }
+    var ignoresStoredData: Bool {
+        self == .reloadIgnoringLocalCacheData || self == .reloadIgnoringLocalAndRemoteCacheData
+    }
 }

@@ -35,8 +35,10 @@ public struct CachingHTTPClientResponse: Sendable {
     public var cacheStatusMember: CacheStatusMember
 
     /// - Parameter cacheStatusMember: defaults to what `cacheStatus` says alone.
-    public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: HTTPClientResponse.Body, cacheStatus: CacheStatus,
-                cacheStatusMember: CacheStatusMember? = nil) {
+    public init(
+        status: HTTPResponseStatus, headers: HTTPHeaders, body: HTTPClientResponse.Body, cacheStatus: CacheStatus,
+        cacheStatusMember: CacheStatusMember? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -80,9 +80,11 @@ final class RequestCollapser: Sendable {
     /// stream the stored entry, or go to the origin themselves if nothing was stored.
     /// - Returns: the answer, and for a request that waited on a leader, why that one went
     ///   forward (`forward` of its answer).
-    func run<T>(url: String, request: HTTPRequest, _ body: () async throws -> T,
-                learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement,
-                forward: (T) -> CacheStatusMember.Forward?) async rethrows -> (T, Followed?) {
+    func run<T>(
+        url: String, request: HTTPRequest, _ body: () async throws -> T,
+        learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement,
+        forward: (T) -> CacheStatusMember.Forward?
+    ) async rethrows -> (T, Followed?) {
         guard var key = key(url: url, request: request) else { return (try await body(), nil) }
         var followed: Followed?
         for _ in 0..<2 {
@@ -123,7 +125,8 @@ final class RequestCollapser: Sendable {
             return true
         }
         if led { return .leader }
-        let leaderForward = await withCheckedContinuation { (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
+        let leaderForward = await withCheckedContinuation {
+            (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
             let queued = state.withLock { state -> Bool in
                 guard state.flights[key] != nil else { return false }
                 state.flights[key]!.append(continuation)

@@ -80,7 +80,8 @@ public final class SharedURLCacheProtocol: URLProtocol {
         } catch let error as URLError {
             client?.urlProtocol(self, didFailWithError: error)
         } catch {
-            client?.urlProtocol(self, didFailWithError: URLError(.cannotLoadFromNetwork, userInfo: [NSUnderlyingErrorKey: error]))
+            client?.urlProtocol(
+                self, didFailWithError: URLError(.cannotLoadFromNetwork, userInfo: [NSUnderlyingErrorKey: error]))
         }
     }
 
@@ -93,10 +94,13 @@ public final class SharedURLCacheProtocol: URLProtocol {
         guard let url = request.url else { return }
         var fields: [String: String] = [:]
         for field in answer.response.headerFields {
-            fields[field.name.canonicalName] = fields[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
+            fields[field.name.canonicalName] =
+                fields[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
         }
         fields["X-Cache-Status"] = answer.cacheStatus.rawValue
-        guard let response = HTTPURLResponse(url: url, statusCode: answer.response.status.code, httpVersion: "HTTP/1.1", headerFields: fields)
+        guard
+            let response = HTTPURLResponse(
+                url: url, statusCode: answer.response.status.code, httpVersion: "HTTP/1.1", headerFields: fields)
         else {
             client?.urlProtocol(self, didFailWithError: URLError(.badServerResponse))
             return
@@ -121,7 +125,11 @@ public final class SharedURLCacheProtocol: URLProtocol {
         let method = HTTPRequest.Method(request.httpMethod ?? "GET") ?? .get
         var body = request.httpBody
         if body == nil, let stream = request.httpBodyStream { body = drain(stream) }
-        return (HTTPRequest(method: method, scheme: scheme.lowercased(), authority: authority, path: path, headerFields: fields), body)
+        return (
+            HTTPRequest(
+                method: method, scheme: scheme.lowercased(), authority: authority, path: path, headerFields: fields),
+            body
+        )
     }
 
     private static func drain(_ stream: InputStream) -> Data {
@@ -139,7 +147,9 @@ public final class SharedURLCacheProtocol: URLProtocol {
 
     /// The origin, through the inner session.
     static let fetch: HTTPCachingFlow.Fetch = { request, body in
-        guard let urlString = request.url?.absoluteString, let url = URL(string: urlString) else { throw URLError(.badURL) }
+        guard let urlString = request.url?.absoluteString, let url = URL(string: urlString) else {
+            throw URLError(.badURL)
+        }
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
@@ -148,9 +158,13 @@ public final class SharedURLCacheProtocol: URLProtocol {
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
-            guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name) else { continue }
+            guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name) else {
+                continue
+            }
             // The inner session already decoded the body; its framing fields no longer apply.
-            if fieldName == .contentLength || fieldName == .transferEncoding || fieldName == .contentEncoding { continue }
+            if fieldName == .contentLength || fieldName == .transferEncoding || fieldName == .contentEncoding {
+                continue
+            }
             fields.append(HTTPField(name: fieldName, value: value))
         }
         return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), data)
@@ -169,7 +183,8 @@ extension URLSessionConfiguration {
     /// such session uses.
     public func useSharedURLCache(_ cache: SharedCache, configuration: HTTPCachingConfiguration = .init()) {
         SharedURLCacheProtocol.flow = HTTPCachingFlow(cache: cache, configuration: configuration)
-        protocolClasses = [SharedURLCacheProtocol.self] + (protocolClasses ?? []).filter { $0 != SharedURLCacheProtocol.self }
+        protocolClasses =
+            [SharedURLCacheProtocol.self] + (protocolClasses ?? []).filter { $0 != SharedURLCacheProtocol.self }
         urlCache = nil // the built-in layer must not serve or drop entries on its own
     }
 }

@@ -82,7 +82,9 @@ extension CacheStore {
     /// - Returns: the record (its `body` is `nil`) and a reader of its body.
     /// - Throws: environment failures only (`.io`, `.outOfMemory`, `.index`…), never for a miss.
     /// The corresponding C functions are `suc_get` (with `SUC_GET_NO_BODY`) and `suc_body_reader_open`.
-    public func openBody(for key: [UInt8], variant: [UInt8] = [], countAsUse: Bool = true) throws(CacheError) -> (record: StoredRecord, body: BodyReader)? {
+    public func openBody(for key: [UInt8], variant: [UInt8] = [], countAsUse: Bool = true) throws(CacheError) -> (
+        record: StoredRecord, body: BodyReader
+    )? {
         try withEntry(for: key, variant: variant, includeBody: false, countAsUse: countAsUse) { entry in
             withHandle { handle in
                 var detail = suc_error()

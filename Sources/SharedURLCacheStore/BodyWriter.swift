@@ -27,11 +27,13 @@ public struct BodyWriter: ~Copyable {
     public mutating func append(_ bytes: some Collection<UInt8>) throws(CacheError) {
         guard let writer else { throw CacheError(.invalidInput, "the writer was already committed") }
         var detail = suc_error()
-        let rc: Int32 = bytes.withContiguousStorageIfAvailable { buffer in
-            suc_writer_append(writer, buffer.baseAddress, buffer.count, &detail)
-        } ?? Array(bytes).withUnsafeBytes { buffer in
-            suc_writer_append(writer, buffer.baseAddress, buffer.count, &detail)
-        }
+        let rc: Int32 =
+            bytes.withContiguousStorageIfAvailable { buffer in
+                suc_writer_append(writer, buffer.baseAddress, buffer.count, &detail)
+            }
+            ?? Array(bytes).withUnsafeBytes { buffer in
+                suc_writer_append(writer, buffer.baseAddress, buffer.count, &detail)
+            }
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
     }
 
@@ -40,7 +42,8 @@ public struct BodyWriter: ~Copyable {
     ///   ``CacheStore/store(_:body:capacityBytes:)``.
     /// - Returns: the new record version.
     /// The corresponding C function is `suc_writer_commit`.
-    public consuming func commit(_ descriptor: RecordDescriptor, capacityBytes: Int? = nil) throws(CacheError) -> UInt64 {
+    public consuming func commit(_ descriptor: RecordDescriptor, capacityBytes: Int? = nil) throws(CacheError) -> UInt64
+    {
         guard let writer else { throw CacheError(.invalidInput, "the writer was already committed") }
         self.writer = nil // the C call consumes the writer whatever the result
         let result: Result<UInt64, CacheError> = descriptor.withParams(capacityBytes: capacityBytes) { params in

@@ -100,7 +100,6 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     }
 }
 
-
 extension CacheStore {
     /// Walks every entry (record only, no body) in read transactions of `batchSize` entries;
     /// `body` runs outside any transaction and returns `false` to stop.
@@ -109,15 +108,19 @@ extension CacheStore {
     @discardableResult
     public func forEachRecord(batchSize: Int = 1000, _ body: (StoredRecord) -> Bool) throws(CacheError) -> Int {
         try withoutActuallyEscaping(body) { (body) throws(CacheError) -> Int in
-            final class Box { let body: (StoredRecord) -> Bool; init(_ b: @escaping (StoredRecord) -> Bool) { body = b } }
+            final class Box {
+                let body: (StoredRecord) -> Bool; init(_ b: @escaping (StoredRecord) -> Bool) { body = b }
+            }
             let box = Box(body)
             var detail = suc_error()
             var unreadable: UInt64 = 0
             let rc = withHandle { handle in
-                suc_scan(handle, UInt32(clamping: max(batchSize, 1)), { ctx, view in
-                    let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
-                    return box.body(StoredRecord(view!.pointee, includesBody: false)) ? 0 : 1
-                }, Unmanaged.passUnretained(box).toOpaque(), &unreadable, &detail)
+                suc_scan(
+                    handle, UInt32(clamping: max(batchSize, 1)),
+                    { ctx, view in
+                        let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
+                        return box.body(StoredRecord(view!.pointee, includesBody: false)) ? 0 : 1
+                    }, Unmanaged.passUnretained(box).toOpaque(), &unreadable, &detail)
             }
             guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
             return Int(unreadable)
@@ -128,7 +131,9 @@ extension CacheStore {
     /// - Parameter progress: called between transactions with (entries, bytes) evicted so far.
     /// - Throws: `.busy` when another compaction runs (unless `waitForLock`).
     /// The corresponding C function is `suc_compact`.
-    public func compact(_ policy: CompactionPolicy, progress: ((Int, Int) -> Void)? = nil) throws(CacheError) -> CompactionReport {
+    public func compact(_ policy: CompactionPolicy, progress: ((Int, Int) -> Void)? = nil) throws(CacheError)
+        -> CompactionReport
+    {
         final class Box { let progress: ((Int, Int) -> Void)?; init(_ p: ((Int, Int) -> Void)?) { progress = p } }
         let box = Box(progress)
         var params = suc_compact_params()
@@ -183,7 +188,9 @@ extension CacheStore {
     ///   - checkBodies: read and check every body (slow), not only sizes and headers.
     ///   - rebuild: restore records from body files whose record is missing (after index loss).
     /// The corresponding C function is `suc_verify`.
-    public func verify(fix: Bool = false, checkBodies: Bool = false, rebuild: Bool = false) throws(CacheError) -> VerificationReport {
+    public func verify(fix: Bool = false, checkBodies: Bool = false, rebuild: Bool = false) throws(CacheError)
+        -> VerificationReport
+    {
         var flags: UInt32 = 0
         if fix { flags |= UInt32(SUC_VERIFY_FIX) }
         if checkBodies { flags |= UInt32(SUC_VERIFY_BODIES) }

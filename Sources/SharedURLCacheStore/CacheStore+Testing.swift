@@ -33,12 +33,15 @@ extension CacheStore {
 
     /// Testing hook: replaces the raw index record of an entry (corruption tests).
     /// The corresponding C function is `suc_debug_put_raw_record`.
-    @_spi(Testing) public func debugOverwriteRecord(for key: [UInt8], variant: [UInt8] = [], with raw: [UInt8]) throws(CacheError) {
+    @_spi(Testing) public func debugOverwriteRecord(for key: [UInt8], variant: [UInt8] = [], with raw: [UInt8])
+        throws(CacheError)
+    {
         let rc = withHandle { handle in
             key.withUnsafeBytes { k in
                 variant.withUnsafeBytes { v in
                     raw.withUnsafeBytes { r in
-                        suc_debug_put_raw_record(handle, k.baseAddress, k.count, v.baseAddress, v.count, r.baseAddress, r.count)
+                        suc_debug_put_raw_record(
+                            handle, k.baseAddress, k.count, v.baseAddress, v.count, r.baseAddress, r.count)
                     }
                 }
             }
@@ -75,7 +78,9 @@ extension CacheStore {
     /// `persistent` keeps every later call failing too. Not for concurrent use with live
     /// operations: set faults while the cache is idle.
     /// The corresponding C function is `suc_debug_fault`.
-    @_spi(Testing) public func inject(nth: Int, errno: Int32 = EIO, persistent: Bool = false, abortProcess: Bool = false) {
+    @_spi(Testing) public func inject(
+        nth: Int, errno: Int32 = EIO, persistent: Bool = false, abortProcess: Bool = false
+    ) {
         suc_debug_fault(rawValue, UInt64(nth), errno, persistent ? 1 : 0, abortProcess ? 1 : 0)
     }
 

@@ -87,7 +87,9 @@ public final class CacheStore: @unchecked Sendable {
     ///   have replaced is removed even then, so an older response never comes back).
     /// The corresponding C function is `suc_put`.
     @discardableResult
-    public func store(_ descriptor: RecordDescriptor, body: [UInt8], capacityBytes: Int? = nil) throws(CacheError) -> UInt64 {
+    public func store(_ descriptor: RecordDescriptor, body: [UInt8], capacityBytes: Int? = nil) throws(CacheError)
+        -> UInt64
+    {
         let result: Result<UInt64, CacheError> = body.withUnsafeBytes { bodyBytes in
             descriptor.withParams(capacityBytes: capacityBytes) { params in
                 var detail = suc_error()
@@ -119,13 +121,17 @@ public final class CacheStore: @unchecked Sendable {
     ///   - includeBody: `false` reads the record only (no body I/O).
     /// - Throws: environment failures only (`.io`, `.outOfMemory`, `.index`…), never for a miss.
     /// The corresponding C function is `suc_get`.
-    public func record(for key: [UInt8], variant: [UInt8] = [], includeBody: Bool = true) throws(CacheError) -> StoredRecord? {
+    public func record(for key: [UInt8], variant: [UInt8] = [], includeBody: Bool = true) throws(CacheError)
+        -> StoredRecord?
+    {
         try record(for: key, variant: variant, includeBody: includeBody, countAsUse: true)
     }
 
     /// Like ``record(for:variant:includeBody:)``, with control over whether the lookup counts
     /// as a use for eviction (maintenance tools read without touching).
-    public func record(for key: [UInt8], variant: [UInt8], includeBody: Bool, countAsUse: Bool) throws(CacheError) -> StoredRecord? {
+    public func record(for key: [UInt8], variant: [UInt8], includeBody: Bool, countAsUse: Bool) throws(CacheError)
+        -> StoredRecord?
+    {
         try withEntry(for: key, variant: variant, includeBody: includeBody, countAsUse: countAsUse) { entry in
             .success(StoredRecord(suc_entry_get_view(entry).pointee, includesBody: includeBody))
         }
@@ -177,12 +183,14 @@ public final class CacheStore: @unchecked Sendable {
         let box = Box()
         let result: Result<Void, CacheError> = key.withUnsafeBytes { k in
             var detail = suc_error()
-            let rc = suc_list_variants(handle, k.baseAddress, k.count, { ctx, bytes, len, version in
-                let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
-                let variant = len == 0 ? [] : Array(UnsafeBufferPointer(start: bytes, count: len))
-                box.items.append((variant, version))
-                return 0
-            }, Unmanaged.passUnretained(box).toOpaque(), &detail)
+            let rc = suc_list_variants(
+                handle, k.baseAddress, k.count,
+                { ctx, bytes, len, version in
+                    let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
+                    let variant = len == 0 ? [] : Array(UnsafeBufferPointer(start: bytes, count: len))
+                    box.items.append((variant, version))
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque(), &detail)
             return rc == SUC_OK ? .success(()) : .failure(CacheError(core: rc, detail))
         }
         try result.get()
@@ -204,7 +212,9 @@ public final class CacheStore: @unchecked Sendable {
                 rc = variant.withUnsafeBytes { v in
                     // A non-NULL pointer selects exactly this variant, even an empty one.
                     withUnsafeBytes(of: UInt8(0)) { empty in
-                        suc_remove(handle, k.baseAddress, k.count, v.baseAddress ?? empty.baseAddress, v.count, &removed, &detail)
+                        suc_remove(
+                            handle, k.baseAddress, k.count, v.baseAddress ?? empty.baseAddress, v.count, &removed,
+                            &detail)
                     }
                 }
             } else {
@@ -297,7 +307,9 @@ extension Duration {
 }
 
 extension Double {
-    fileprivate func clamped(to range: ClosedRange<Double>) -> Double { Swift.min(Swift.max(self, range.lowerBound), range.upperBound) }
+    fileprivate func clamped(to range: ClosedRange<Double>) -> Double {
+        Swift.min(Swift.max(self, range.lowerBound), range.upperBound)
+    }
 }
 
 extension RecordDescriptor {
@@ -310,35 +322,43 @@ extension RecordDescriptor {
     /// Lends a `suc_put_params` whose pointers are valid only inside `body`; `capacityBytes`
     /// `nil` leaves the handle's hard cap in force.
     func withParams<R>(capacityBytes: Int?, _ body: (inout suc_put_params) -> R) -> R {
-        key.withUnsafeBytes { k in variant.withUnsafeBytes { v in partition.withUnsafeBytes { p in
-            head.withUnsafeBytes { h in userInfo.withUnsafeBytes { u in selectorHead.withUnsafeBytes { s in
-                var params = suc_put_params()
-                params.key = k.baseAddress
-                params.key_len = k.count
-                params.variant = v.baseAddress
-                params.variant_len = v.count
-                params.partition = p.baseAddress
-                params.partition_len = p.count
-                params.head = h.baseAddress
-                params.head_len = h.count
-                params.user_info = u.baseAddress
-                params.user_info_len = u.count
-                params.stored_at_ms = CacheStore.milliseconds(storedAt)
-                params.app_flags = appFlags
-                params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
-                params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
-                switch otherVariants {
-                case .leave: break
-                case .remove: params.flags |= UInt32(SUC_PUT_SOLE_VARIANT)
-                case .selectedBy(_, let flags):
-                    params.flags |= UInt32(SUC_PUT_SELECTOR)
-                    params.selector_head = s.baseAddress
-                    params.selector_head_len = s.count
-                    params.selector_app_flags = flags
+        key.withUnsafeBytes { k in
+            variant.withUnsafeBytes { v in
+                partition.withUnsafeBytes { p in
+                    head.withUnsafeBytes { h in
+                        userInfo.withUnsafeBytes { u in
+                            selectorHead.withUnsafeBytes { s in
+                                var params = suc_put_params()
+                                params.key = k.baseAddress
+                                params.key_len = k.count
+                                params.variant = v.baseAddress
+                                params.variant_len = v.count
+                                params.partition = p.baseAddress
+                                params.partition_len = p.count
+                                params.head = h.baseAddress
+                                params.head_len = h.count
+                                params.user_info = u.baseAddress
+                                params.user_info_len = u.count
+                                params.stored_at_ms = CacheStore.milliseconds(storedAt)
+                                params.app_flags = appFlags
+                                params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
+                                params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
+                                switch otherVariants {
+                                case .leave: break
+                                case .remove: params.flags |= UInt32(SUC_PUT_SOLE_VARIANT)
+                                case .selectedBy(_, let flags):
+                                    params.flags |= UInt32(SUC_PUT_SELECTOR)
+                                    params.selector_head = s.baseAddress
+                                    params.selector_head_len = s.count
+                                    params.selector_app_flags = flags
+                                }
+                                return body(&params)
+                            }
+                        }
+                    }
                 }
-                return body(&params)
-            } } }
-        } } }
+            }
+        }
     }
 }
 

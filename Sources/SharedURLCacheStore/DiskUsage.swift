@@ -32,8 +32,10 @@ public struct DiskUsage: Sendable, Hashable {
     public var measured: Bool
 
     /// A usage figure; `CacheStore.diskUsage(measure:)` makes them.
-    public init(totalBytes: Int, indexBytes: Int, bodyFileBytes: Int, leftoverBytes: Int, leftoverFiles: Int,
-                overheadBytes: Int, entryBytes: Int, measured: Bool) {
+    public init(
+        totalBytes: Int, indexBytes: Int, bodyFileBytes: Int, leftoverBytes: Int, leftoverFiles: Int,
+        overheadBytes: Int, entryBytes: Int, measured: Bool
+    ) {
         self.totalBytes = totalBytes
         self.indexBytes = indexBytes
         self.bodyFileBytes = bodyFileBytes

@@ -125,9 +125,11 @@ public struct StoreStatistics: Sendable, Hashable {
     public var misses: Int
 
     /// Counters as read from the index.
-    public init(entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
-                readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int,
-                stores: Int = 0, hits: Int = 0, misses: Int = 0) {
+    public init(
+        entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
+        readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int,
+        stores: Int = 0, hits: Int = 0, misses: Int = 0
+    ) {
         self.stores = stores
         self.hits = hits
         self.misses = misses

@@ -7,11 +7,13 @@ import Testing
 import TestProcess
 
 @Suite(.blockingWaits) struct ArgumentTests {
-    @Test("sizes parse in binary and decimal units and as percentages", arguments: [
-        ("20GiB", SizeLimit.bytes(20 << 30)), ("20G", .bytes(20 << 30)), ("20gb", .bytes(20_000_000_000)),
-        ("1.5MiB", .bytes(1_572_864)), ("500MB", .bytes(500_000_000)), ("1048576", .bytes(1_048_576)),
-        ("10 KiB", .bytes(10_240)), ("90%", .percent(90)), ("0%", .percent(0)), ("2T", .bytes(2 << 40)),
-    ])
+    @Test(
+        "sizes parse in binary and decimal units and as percentages",
+        arguments: [
+            ("20GiB", SizeLimit.bytes(20 << 30)), ("20G", .bytes(20 << 30)), ("20gb", .bytes(20_000_000_000)),
+            ("1.5MiB", .bytes(1_572_864)), ("500MB", .bytes(500_000_000)), ("1048576", .bytes(1_048_576)),
+            ("10 KiB", .bytes(10_240)), ("90%", .percent(90)), ("0%", .percent(0)), ("2T", .bytes(2 << 40)),
+        ])
     func sizes(text: String, expected: SizeLimit) throws {
         #expect(try SizeLimit(text) == expected)
     }
@@ -42,8 +44,13 @@ import TestProcess
         #expect(throws: MaintenanceError.self) { try DateArgument.parse("yesterday", now: now) }
     }
 
-    func plan(stored: Int, records: Int, indexUsed: Int, _ options: CompactionOptions, _ fs: FileSystemSpace, now: Date = Date()) throws -> CompactionPlan {
-        try CompactionPlan.make(storedBytes: stored, recordBytes: records, indexUsedBytes: indexUsed, options: options, fileSystem: fs, now: now)
+    func plan(
+        stored: Int, records: Int, indexUsed: Int, _ options: CompactionOptions, _ fs: FileSystemSpace,
+        now: Date = Date()
+    ) throws -> CompactionPlan {
+        try CompactionPlan.make(
+            storedBytes: stored, recordBytes: records, indexUsedBytes: indexUsed, options: options, fileSystem: fs,
+            now: now)
     }
 
     @Test("max-size gives the store the low water as its du target; min-free takes the shortfall of entry bytes")
@@ -79,7 +86,8 @@ import TestProcess
         options.lowWater = .percent(90)
         options.maxSize = .percent(10)
         #expect(throws: MaintenanceError.self) {
-            try CompactionPlan.make(storedBytes: 1, recordBytes: 1, indexUsedBytes: 1, options: options, fileSystem: nil, now: now)
+            try CompactionPlan.make(
+                storedBytes: 1, recordBytes: 1, indexUsedBytes: 1, options: options, fileSystem: nil, now: now)
         }
     }
 
@@ -94,7 +102,9 @@ import TestProcess
 
     @Test("keys decode back to partition, method and URL, and StoredKey's encoder equals CacheKey's")
     func keys() throws {
-        for (partition, method, url) in [("", "GET", "https://API.example.com:443/a?b=1#frag"), ("tenant-ü", "HEAD", "http://x.test:8080/%2F?")] {
+        for (partition, method, url) in [
+            ("", "GET", "https://API.example.com:443/a?b=1#frag"), ("tenant-ü", "HEAD", "http://x.test:8080/%2F?"),
+        ] {
             let key = try CacheKey(partition: partition, method: method == "GET" ? .get : .head, url: url)
             let decoded = try #require(StoredKey(decoding: key.encoded))
             #expect(decoded == StoredKey(partition: partition, method: method, url: key.url.string))
@@ -119,7 +129,10 @@ import TestProcess
             if let value { encoded += [1, 0, 0, 0, UInt8(value.utf8.count)] + bytes(value) } else { encoded.append(0) }
         }
         let variant = try #require(StoredVariant(decoding: encoded))
-        #expect(variant.fields == [.init(name: "accept-encoding", value: "gzip"), .init(name: "accept-language", value: nil)])
+        #expect(
+            variant.fields == [
+                .init(name: "accept-encoding", value: "gzip"), .init(name: "accept-language", value: nil),
+            ])
         #expect(StoredVariant(decoding: [])?.fields == [])
         #expect(StoredVariant(decoding: Array(encoded.dropLast())) == nil)
     }

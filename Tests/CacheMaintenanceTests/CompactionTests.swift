@@ -25,7 +25,11 @@ struct CompactionTests {
             DispatchQueue.concurrentPerform(iterations: 4) { lane in
                 for i in stride(from: lane, to: count, by: 4) {
                     do {
-                        try store.store(RecordDescriptor(key: try StoredKey.encode(partition: "p\(i % 3)", method: "GET", url: "https://api.example.com/items/\(i)")), body: bytes("{\"id\":\(i)}"))
+                        try store.store(
+                            RecordDescriptor(
+                                key: try StoredKey.encode(
+                                    partition: "p\(i % 3)", method: "GET", url: "https://api.example.com/items/\(i)")),
+                            body: bytes("{\"id\":\(i)}"))
                     } catch { failures.withLock { $0 += 1 } }
                 }
             }
@@ -41,7 +45,9 @@ struct CompactionTests {
         options.maxSize = .bytes(duBefore / 2)
         let summary = try maintainer.compact(options)
         // Then: du is at the low water (90% of half), within the store's measurement slack.
-        print("compacted \(count) entries: evicted \(summary.result.evictedEntries) in \(String(format: "%.3f", summary.seconds)) s = \(String(format: "%.0f", summary.evictedPerSecond)) entries/s, \(summary.result.transactions) transactions, du \(duBefore) → \(allocatedBytes(under: dir.cache)), \(summary.result.indexRewrites) index rewrites")
+        print(
+            "compacted \(count) entries: evicted \(summary.result.evictedEntries) in \(String(format: "%.3f", summary.seconds)) s = \(String(format: "%.0f", summary.evictedPerSecond)) entries/s, \(summary.result.transactions) transactions, du \(duBefore) → \(allocatedBytes(under: dir.cache)), \(summary.result.indexRewrites) index rewrites"
+        )
         let after = try maintainer.store.statistics()
         let target = try #require(summary.plan.diskTargetBytes)
         #expect(target == duBefore / 2 * 9 / 10)
@@ -55,8 +61,14 @@ struct CompactionTests {
         #expect(summary.result.transactions >= summary.result.evictedEntries / options.batchSize)
         #expect(after.evictions == summary.result.evictedEntries, "evictions counted in the directory's counters")
         // Stored last, used last: the newest entries survive, the oldest went.
-        #expect(try maintainer.store.version(for: StoredKey.encode(partition: "p\((count - 1) % 3)", method: "GET", url: "https://api.example.com/items/\(count - 1)")) != nil)
-        #expect(try maintainer.store.version(for: StoredKey.encode(partition: "p0", method: "GET", url: "https://api.example.com/items/0")) == nil)
+        #expect(
+            try maintainer.store.version(
+                for: StoredKey.encode(
+                    partition: "p\((count - 1) % 3)", method: "GET", url: "https://api.example.com/items/\(count - 1)"))
+                != nil)
+        #expect(
+            try maintainer.store.version(
+                for: StoredKey.encode(partition: "p0", method: "GET", url: "https://api.example.com/items/0")) == nil)
         #expect(try maintainer.verify().damageFound == false)
         // A second run finds the directory within its limits and evicts nothing.
         #expect(try maintainer.compact(options).result.evictedEntries == 0)
@@ -70,7 +82,9 @@ struct CompactionTests {
         case bodyHeavy
     }
 
-    @Test("compacted to 10% of its du while 4 real processes store and read: du within the bound, no wrong body, verify clean", arguments: Fill.allCases)
+    @Test(
+        "compacted to 10% of its du while 4 real processes store and read: du within the bound, no wrong body, verify clean",
+        arguments: Fill.allCases)
     func toTenPercentUnderLoad(_ fill: Fill) throws {
         let dir = TestDirectory()
         // Given: a full directory (stored from 4 threads: group commit).
@@ -79,8 +93,10 @@ struct CompactionTests {
             let count = fill == .indexHeavy ? 20_000 : 400
             DispatchQueue.concurrentPerform(iterations: 4) { lane in
                 for i in stride(from: lane, to: count, by: 4) {
-                    let body = fill == .indexHeavy
-                        ? Array(String(repeating: "{\"id\":\(i),\"name\":\"item\"},", count: 40).utf8) : randomBody(size: 64 << 10, seed: UInt64(i))
+                    let body =
+                        fill == .indexHeavy
+                        ? Array(String(repeating: "{\"id\":\(i),\"name\":\"item\"},", count: 40).utf8)
+                        : randomBody(size: 64 << 10, seed: UInt64(i))
                     _ = try? store.store(RecordDescriptor(key: bytes("fill-\(i)")), body: body)
                 }
             }
@@ -99,7 +115,9 @@ struct CompactionTests {
         let summary = try maintainer.compact(options)
         let duAfter = allocatedBytes(under: dir.cache)
         // Then: after compact returns, du is within the capacity plus 1% and the layout's 2 MiB.
-        print("\(fill): du \(duBefore) → \(duAfter) for max-size \(capacity): evicted \(summary.result.evictedEntries), \(summary.result.indexRewrites) rewrites (longest store pause \(summary.result.longestRewriteMilliseconds) ms), index \(summary.result.indexBytesBefore) → \(summary.result.indexBytesAfter)")
+        print(
+            "\(fill): du \(duBefore) → \(duAfter) for max-size \(capacity): evicted \(summary.result.evictedEntries), \(summary.result.indexRewrites) rewrites (longest store pause \(summary.result.longestRewriteMilliseconds) ms), index \(summary.result.indexBytesBefore) → \(summary.result.indexBytesAfter)"
+        )
         #expect(duAfter <= capacity + capacity / 100 + (2 << 20), "du \(duAfter) over \(capacity) + 1% + 2 MiB")
         #expect(summary.result.evictedEntries > 0)
         // No process saw a wrong body, an error, or another process's marker go back.
@@ -151,7 +169,9 @@ struct CompactionTests {
         let stats = try maintainer.store.statistics()
         #expect(stats.evictions == evicted, "every eviction, and nothing else, in the shared counter")
         var walked = 0
-        try maintainer.store.forEachRecord { _ in walked += 1; return true }
+        try maintainer.store.forEachRecord { _ in
+            walked += 1; return true
+        }
         #expect(walked == stats.entries)
     }
 
@@ -174,7 +194,9 @@ struct CompactionTests {
         let summary = try first.compact(options) { _, _ in
             guard waiter == nil else { return }
             do { _ = try second.compact(CompactionOptions()) } catch { busy = error }
-            let waiting = { var o = CompactionOptions(); o.waitForLock = true; return o }()
+            let waiting = {
+                var o = CompactionOptions(); o.waitForLock = true; return o
+            }()
             let thread = Thread {
                 waited.withLock { $0 = Result { try second.compact(waiting) } }
                 waiterDone.signal()
@@ -196,7 +218,9 @@ struct CompactionTests {
     func dryRun() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-        for i in 0..<300 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 2000, seed: UInt64(i))) }
+        for i in 0..<300 {
+            try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 2000, seed: UInt64(i)))
+        }
         let maintainer = CacheMaintainer(store: store)
         let stats = try store.statistics()
         var options = CompactionOptions()

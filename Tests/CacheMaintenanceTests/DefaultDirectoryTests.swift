@@ -17,10 +17,14 @@ struct DefaultDirectoryTests {
             for i in 0..<3 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: bytes("v\(i)")) }
         }
         let urlcache = builtExecutable("urlcache")
-        try #require(FileManager.default.isExecutableFile(atPath: urlcache.path), "build urlcache first (swift build --build-tests builds it)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: urlcache.path),
+            "build urlcache first (swift build --build-tests builds it)")
 
-        let result = try ChildProcess(program: "/usr/bin/env", environment.map { "\($0.key)=\($0.value)" } + [urlcache.path, "stats", "--json"])
-            .finish()
+        let result = try ChildProcess(
+            program: "/usr/bin/env", environment.map { "\($0.key)=\($0.value)" } + [urlcache.path, "stats", "--json"]
+        )
+        .finish()
 
         #expect(result.status == 0, "\(result.err)")
         let json = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any]

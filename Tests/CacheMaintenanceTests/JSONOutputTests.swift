@@ -8,7 +8,8 @@ import TestProcess
 @Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct JSONOutputTests {
     func object(_ json: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "not one JSON object: \(json)")
+        try #require(
+            try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "not one JSON object: \(json)")
     }
 
     @Test("every report's JSON is one object that parses and round-trips, with snake_case keys")
@@ -16,8 +17,11 @@ struct JSONOutputTests {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
         for i in 0..<50 {
-            let key = try StoredKey.encode(partition: i % 2 == 0 ? "a" : "b", method: "GET", url: "https://api.example.com/\(i)")
-            try store.store(RecordDescriptor(key: key, partition: bytes(i % 2 == 0 ? "a" : "b")), body: bytes(String(repeating: "x", count: i)))
+            let key = try StoredKey.encode(
+                partition: i % 2 == 0 ? "a" : "b", method: "GET", url: "https://api.example.com/\(i)")
+            try store.store(
+                RecordDescriptor(key: key, partition: bytes(i % 2 == 0 ? "a" : "b")),
+                body: bytes(String(repeating: "x", count: i)))
         }
         let maintainer = CacheMaintainer(store: store)
         var options = CompactionOptions()
@@ -32,7 +36,9 @@ struct JSONOutputTests {
         #expect(try ReportEncoding.decode(StatisticsReport.self, from: ReportEncoding.json(stats)).entries == 50)
         // What du shows, in allocated blocks, the leftovers and directories included.
         #expect(stats.diskMeasured && stats.diskBytes == allocatedBytes(under: dir.cache))
-        #expect(stats.diskBytes == stats.diskIndexBytes + stats.diskBodyFileBytes + stats.diskLeftoverBytes + stats.diskOverheadBytes)
+        #expect(
+            stats.diskBytes == stats.diskIndexBytes + stats.diskBodyFileBytes + stats.diskLeftoverBytes
+                + stats.diskOverheadBytes)
         #expect(try object(ReportEncoding.json(stats))["disk_bytes"] as? Int == stats.diskBytes)
         let partitions = try #require(try object(ReportEncoding.json(stats))["partitions"] as? [[String: Any]])
         #expect(Set(partitions.compactMap { $0["name"] as? String }) == ["a", "b"])
@@ -62,18 +68,28 @@ struct JSONOutputTests {
         do {
             let store = try CacheStore(directory: dir.cache)
             for i in 0..<20 {
-                try store.store(RecordDescriptor(key: try StoredKey.encode(partition: "", method: "GET", url: "https://a.test/\(i)")), body: bytes("v\(i)"))
+                try store.store(
+                    RecordDescriptor(
+                        key: try StoredKey.encode(partition: "", method: "GET", url: "https://a.test/\(i)")),
+                    body: bytes("v\(i)"))
             }
         }
         let urlcache = builtExecutable("urlcache")
-        try #require(FileManager.default.isExecutableFile(atPath: urlcache.path), "build urlcache first (swift build --build-tests builds it)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: urlcache.path),
+            "build urlcache first (swift build --build-tests builds it)")
         func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
             try ChildProcess(urlcache, arguments).finish()
         }
         for arguments in [
-            ["stats", dir.cache, "--json"], ["verify", dir.cache, "--json"], ["list", dir.cache, "--json", "--prefix", "https://a.test/1"],
-            ["show", dir.cache, "https://a.test/3", "--json"], ["purge", dir.cache, "--url", "https://a.test/4", "--dry-run", "--json"],
-            ["compact", dir.cache, "--max-size", "1KiB", "--low-water", "50%", "--max-age", "30d", "--min-free", "1%", "--json"],
+            ["stats", dir.cache, "--json"], ["verify", dir.cache, "--json"],
+            ["list", dir.cache, "--json", "--prefix", "https://a.test/1"],
+            ["show", dir.cache, "https://a.test/3", "--json"],
+            ["purge", dir.cache, "--url", "https://a.test/4", "--dry-run", "--json"],
+            [
+                "compact", dir.cache, "--max-size", "1KiB", "--low-water", "50%", "--max-age", "30d", "--min-free",
+                "1%", "--json",
+            ],
         ] {
             let result = try run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.err)")
@@ -87,7 +103,9 @@ struct JSONOutputTests {
         #expect(missing.status == 3 && missing.err.contains("directoryNotFound") && missing.out.isEmpty)
         #expect(try run(["verify", dir.cache]).status == 0)
         let version = try run(["--version"])
-        #expect(version.status == 0 && version.out.contains("urlcache \(StoreFormats.release)") && version.out.contains("directory format 1"), "\(version)")
+        #expect(
+            version.status == 0 && version.out.contains("urlcache \(StoreFormats.release)")
+                && version.out.contains("directory format 1"), "\(version)")
     }
 
     @Test("bench: real worker processes for each implementation; every --json row has the documented fields")
@@ -95,18 +113,26 @@ struct JSONOutputTests {
         let dir = TestDirectory()
         let urlcache = builtExecutable("urlcache")
         try #require(FileManager.default.isExecutableFile(atPath: urlcache.path))
-        let result = try ChildProcess(urlcache, [
-            "bench", dir.root + "/bench", "--procs", "1,2", "--seconds", "0.5", "--entries", "50", "--foundation-entries", "10",
-            "--sizes", "1024", "--json", "--seed", "7",
-        ]).finish()
+        let result = try ChildProcess(
+            urlcache,
+            [
+                "bench", dir.root + "/bench", "--procs", "1,2", "--seconds", "0.5", "--entries", "50",
+                "--foundation-entries", "10",
+                "--sizes", "1024", "--json", "--seed", "7",
+            ]
+        ).finish()
         #expect(result.status == 0, "\(result.err)")
         let rows = try result.out.split(separator: "\n").map { try object(String($0)) }
         #expect(Set(rows.compactMap { $0["bench"] as? String }) == ["shared-url-cache", "raw-limit", "foundation"])
         #expect(Set(rows.compactMap { $0["procs"] as? Int }) == [1, 2])
         for row in rows {
-            for field in ["bench", "op", "size", "n", "procs", "ops_s", "p50_us", "p99_us"] { #expect(row[field] != nil, "\(field) in \(row)") }
+            for field in ["bench", "op", "size", "n", "procs", "ops_s", "p50_us", "p99_us"] {
+                #expect(row[field] != nil, "\(field) in \(row)")
+            }
             #expect((row["ops_s"] as? Double ?? 0) > 0)
-            if row["op"] as? String == "lookup" { #expect(row["hit_rate"] as? Double == 1, "populated keys all hit: \(row)") }
+            if row["op"] as? String == "lookup" {
+                #expect(row["hit_rate"] as? Double == 1, "populated keys all hit: \(row)")
+            }
         }
     }
 }

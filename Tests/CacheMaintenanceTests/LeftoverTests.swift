@@ -12,14 +12,18 @@ import TestProcess
     func leftovers() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-        for i in 0..<20 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 20_000, seed: UInt64(i))) }
+        for i in 0..<20 {
+            try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 20_000, seed: UInt64(i)))
+        }
         let clean = try store.diskUsage(measure: true)
         #expect(clean.leftoverBytes == 0 && clean.totalBytes == allocatedBytes(under: dir.cache))
         // Given: what a writer killed mid-store leaves (a temp file), a body file no record names,
         // and an index generation a compactor killed before publishing it left.
         let junk = [UInt8](repeating: 7, count: 50_000)
-        FileManager.default.createFile(atPath: dir.cache + "/tmp/t0123456789abcdef0123456789abcdef", contents: Data(junk))
-        FileManager.default.createFile(atPath: dir.cache + "/bodies/ab/ab0000000000000000000000000000ff", contents: Data(junk))
+        FileManager.default.createFile(
+            atPath: dir.cache + "/tmp/t0123456789abcdef0123456789abcdef", contents: Data(junk))
+        FileManager.default.createFile(
+            atPath: dir.cache + "/bodies/ab/ab0000000000000000000000000000ff", contents: Data(junk))
         FileManager.default.createFile(atPath: dir.cache + "/index.g1.lmdb", contents: Data(junk))
         // Then: measured usage counts them, as du does.
         let usage = try store.diskUsage(measure: true)
@@ -42,7 +46,9 @@ import TestProcess
         #expect(after.leftoverBytes == 0 && after.leftoverFiles == 0, "\(after)")
         #expect(!FileManager.default.fileExists(atPath: dir.cache + "/index.g1.lmdb"))
         #expect(allocatedBytes(under: dir.cache) == after.totalBytes)
-        for i in 0..<20 { #expect(try store.record(for: bytes("k\(i)"))?.body == randomBody(size: 20_000, seed: UInt64(i))) }
+        for i in 0..<20 {
+            #expect(try store.record(for: bytes("k\(i)"))?.body == randomBody(size: 20_000, seed: UInt64(i)))
+        }
     }
 
     @Test("verify counts the entries a rebuild could not restore (bodies inside the index)")

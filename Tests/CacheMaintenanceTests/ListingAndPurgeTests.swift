@@ -13,13 +13,16 @@ struct ListingAndPurgeTests {
         for partition in ["", "alpha", "beta"] {
             for host in ["api.example.com", "img.example.com"] {
                 for path in 0..<5 {
-                    let key = try StoredKey.encode(partition: partition, method: "GET", url: "https://\(host)/v1/items/\(path)?q=1")
-                    try store.store(RecordDescriptor(key: key, partition: bytes(partition)), body: bytes("body \(path)"))
+                    let key = try StoredKey.encode(
+                        partition: partition, method: "GET", url: "https://\(host)/v1/items/\(path)?q=1")
+                    try store.store(
+                        RecordDescriptor(key: key, partition: bytes(partition)), body: bytes("body \(path)"))
                 }
             }
         }
         for raw in ["raw-1", "raw-2"] { try store.store(RecordDescriptor(key: bytes(raw)), body: bytes("x")) }
-        var variant: [UInt8] = [UInt8(ascii: "V"), 1, 0, 0, 0, 1, 0, 0, 0, 15] + bytes("accept-encoding") + [1, 0, 0, 0, 2] + bytes("br")
+        var variant: [UInt8] =
+            [UInt8(ascii: "V"), 1, 0, 0, 0, 1, 0, 0, 0, 15] + bytes("accept-encoding") + [1, 0, 0, 0, 2] + bytes("br")
         let key = try StoredKey.encode(partition: "alpha", method: "GET", url: "https://api.example.com/v1/items/0?q=1")
         try store.store(RecordDescriptor(key: key, variant: variant, partition: bytes("alpha")), body: bytes("brotli"))
         variant.removeAll()
@@ -36,7 +39,8 @@ struct ListingAndPurgeTests {
         #expect(all.entries.contains { $0.keyHex == "7261772d31" })
         let api = try maintainer.list(ListingFilter(urlPrefix: "HTTPS://API.example.com:443/v1/"))
         #expect(api.urlPrefix == "https://api.example.com/v1/")
-        #expect(api.entries.count == 16 && api.entries.allSatisfy { $0.url?.hasPrefix("https://api.example.com/") == true })
+        #expect(
+            api.entries.count == 16 && api.entries.allSatisfy { $0.url?.hasPrefix("https://api.example.com/") == true })
         let alphaImages = try maintainer.list(ListingFilter(urlPrefix: "https://img.example", partition: "alpha"))
         #expect(alphaImages.entries.count == 5)
         let limited = try maintainer.list(ListingFilter(limit: 4))
@@ -96,10 +100,12 @@ struct ListingAndPurgeTests {
         #expect(try !maintainer.verify().damageFound)
     }
 
-    @Test("purge selections that are empty or contradictory are usage errors", arguments: [
-        PurgeSelection(), PurgeSelection(url: "https://a.test/", all: true),
-        PurgeSelection(url: "https://a.test/", urlPrefix: "https://a.test/"), PurgeSelection(url: "not a url"),
-    ])
+    @Test(
+        "purge selections that are empty or contradictory are usage errors",
+        arguments: [
+            PurgeSelection(), PurgeSelection(url: "https://a.test/", all: true),
+            PurgeSelection(url: "https://a.test/", urlPrefix: "https://a.test/"), PurgeSelection(url: "not a url"),
+        ])
     func badSelections(selection: PurgeSelection) throws {
         let dir = TestDirectory()
         let maintainer = CacheMaintainer(store: try CacheStore(directory: dir.cache))

@@ -21,7 +21,9 @@ struct VerificationTests {
     /// affected).
     func plantDamage(_ dir: TestDirectory) throws -> (store: CacheStore, orphan: String, temp: String) {
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-        for i in 0..<30 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 3000, seed: UInt64(i))) }
+        for i in 0..<30 {
+            try store.store(RecordDescriptor(key: bytes("k\(i)")), body: randomBody(size: 3000, seed: UInt64(i)))
+        }
         try FileManager.default.removeItem(atPath: dir.cache + "/" + #require(store.debugBodyPath(for: bytes("k1"))))
         #expect(truncate(dir.cache + "/" + (try #require(store.debugBodyPath(for: bytes("k2")))), 20) == 0)
         try store.debugOverwriteRecord(for: bytes("k3"), with: [0xde, 0xad, 0xbe, 0xef])
@@ -50,7 +52,9 @@ struct VerificationTests {
         #expect(found.found.orphanFiles == 3)
         #expect(found.found.tempFiles == 1)
         #expect(found.damageFound && found.damageRemaining && found.afterFix == nil)
-        #expect(FileManager.default.fileExists(atPath: orphan) && FileManager.default.fileExists(atPath: temp), "no --fix, no change")
+        #expect(
+            FileManager.default.fileExists(atPath: orphan) && FileManager.default.fileExists(atPath: temp),
+            "no --fix, no change")
         #expect(try store.statistics().entries == 30)
     }
 
@@ -93,15 +97,21 @@ struct VerificationTests {
     @Test("after losing the index, --fix --rebuild restores the entries and their lookups")
     func rebuild() throws {
         let dir = TestDirectory()
-        let keys = try (0..<25).map { try StoredKey.encode(partition: "api", method: "GET", url: "https://api.example.com/r/\($0)") }
+        let keys = try (0..<25).map {
+            try StoredKey.encode(partition: "api", method: "GET", url: "https://api.example.com/r/\($0)")
+        }
         do {
             let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
             for (i, key) in keys.enumerated() {
-                try store.store(RecordDescriptor(key: key, partition: bytes("api"), head: bytes("head\(i)")), body: randomBody(size: 4000, seed: UInt64(i)))
+                try store.store(
+                    RecordDescriptor(key: key, partition: bytes("api"), head: bytes("head\(i)")),
+                    body: randomBody(size: 4000, seed: UInt64(i)))
             }
         }
         // Given: the index is gone.
-        for name in ["index.lmdb", "index.lmdb-lock"] { try FileManager.default.removeItem(atPath: dir.cache + "/" + name) }
+        for name in ["index.lmdb", "index.lmdb-lock"] {
+            try FileManager.default.removeItem(atPath: dir.cache + "/" + name)
+        }
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
         let maintainer = CacheMaintainer(store: store)
         #expect(try store.statistics().entries == 0)

@@ -37,7 +37,8 @@ enum APIWorker {
                     let flags = UInt32(args[6])
                 else { return usage() }
                 let version = try store.store(
-                    RecordDescriptor(key: key, variant: variant, head: head, appFlags: flags), body: Array(args[7].utf8))
+                    RecordDescriptor(key: key, variant: variant, head: head, appFlags: flags), body: Array(args[7].utf8)
+                )
                 print("STORED \(version)")
             default:
                 return usage()

@@ -9,7 +9,9 @@ import Foundation
 enum FaultLoop {
     struct Violation: Error, CustomStringConvertible { let description: String }
 
-    static func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
 
     static func body(_ tag: String, size: Int) -> [UInt8] {
         Array(String(repeating: "{\"tag\":\"\(tag)\",\"n\":123456789}", count: size / 28 + 1).utf8.prefix(size))
@@ -26,7 +28,9 @@ enum FaultLoop {
                 for fault in InjectedFault.allCases {
                     for persistent in [false, true] {
                         let dir = directory + "/\(operation)-\(fault)-\(persistent)"
-                        let reached = try loop(operation: operation, fault: fault, persistent: persistent, dir: dir, configuration: configuration)
+                        let reached = try loop(
+                            operation: operation, fault: fault, persistent: persistent, dir: dir,
+                            configuration: configuration)
                         cases += reached
                         try? FileManager.default.removeItem(atPath: dir)
                     }
@@ -41,8 +45,10 @@ enum FaultLoop {
     }
 
     /// Returns how many values of N were tried.
-    static func loop(operation: String, fault: InjectedFault, persistent: Bool, dir: String,
-                     configuration: CacheStoreConfiguration) throws -> Int {
+    static func loop(
+        operation: String, fault: InjectedFault, persistent: Bool, dir: String,
+        configuration: CacheStoreConfiguration
+    ) throws -> Int {
         let old = body("old", size: 3000), new = body("new", size: operation == "store-large" ? 600_000 : 5000)
         let keep = body("keep", size: 40_000)
         for n in 1...400 {
@@ -76,23 +82,33 @@ enum FaultLoop {
             InjectedFault.clearAll()
             // Then: no descriptor leaked by the operation.
             if operation != "open" && openDescriptors() != fdsBefore {
-                throw Violation(description: "\(operation)/\(fault)/N=\(n): descriptors \(fdsBefore) → \(openDescriptors())")
+                throw Violation(
+                    description: "\(operation)/\(fault)/N=\(n): descriptors \(fdsBefore) → \(openDescriptors())")
             }
             // The state is the old one or the new one, never something in between.
             if store == nil { store = try CacheStore(directory: dir, configuration: configuration) }
             let now = try store!.record(for: Array("k".utf8))?.body
             let kept = try store!.record(for: Array("keep".utf8))?.body
-            let context = "\(operation)/\(fault)/\(persistent ? "persistent" : "transient")/N=\(n) succeeded=\(succeeded)"
+            let context =
+                "\(operation)/\(fault)/\(persistent ? "persistent" : "transient")/N=\(n) succeeded=\(succeeded)"
             switch operation {
             case "store", "store-large":
-                if succeeded && now != new { throw Violation(description: "\(context): acknowledged store not readable") }
-                if !succeeded && now != old { throw Violation(description: "\(context): a failed store changed or lost the old entry") }
+                if succeeded && now != new {
+                    throw Violation(description: "\(context): acknowledged store not readable")
+                }
+                if !succeeded && now != old {
+                    throw Violation(description: "\(context): a failed store changed or lost the old entry")
+                }
             case "lookup":
-                if succeeded && result != nil && result != old { throw Violation(description: "\(context): wrong body") }
+                if succeeded && result != nil && result != old {
+                    throw Violation(description: "\(context): wrong body")
+                }
                 if now != old { throw Violation(description: "\(context): a failed read lost the entry") }
             case "remove":
                 if succeeded && now != nil { throw Violation(description: "\(context): removed entry still visible") }
-                if !succeeded && now != old { throw Violation(description: "\(context): failed remove changed the entry") }
+                if !succeeded && now != old {
+                    throw Violation(description: "\(context): failed remove changed the entry")
+                }
             case "compact", "remove-all":
                 if succeeded && now != nil { throw Violation(description: "\(context): entry survived") }
                 if let now, now != old { throw Violation(description: "\(context): wrong body") }
@@ -100,7 +116,9 @@ enum FaultLoop {
                 if now != old { throw Violation(description: "\(context): reopen lost data") }
             }
             if kept != nil && kept != keep { throw Violation(description: "\(context): bystander damaged") }
-            if operation == "lookup" || operation == "store" || operation == "store-large" || operation == "open" || operation == "remove" {
+            if operation == "lookup" || operation == "store" || operation == "store-large" || operation == "open"
+                || operation == "remove"
+            {
                 if kept != keep { throw Violation(description: "\(context): bystander lost") }
             }
             // The next operation succeeds once the fault is cleared.

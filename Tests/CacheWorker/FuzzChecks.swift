@@ -42,7 +42,8 @@ public enum FuzzChecks {
         guard let date = HTTPDate(text, relativeTo: reference) else { return }
         // Whatever was accepted prints as IMF-fixdate and reads back as the same instant.
         let printed = date.imfFixdate
-        precondition(HTTPDate(printed, relativeTo: reference) == date, "round trip of \(text.debugDescription) via \(printed)")
+        precondition(
+            HTTPDate(printed, relativeTo: reference) == date, "round trip of \(text.debugDescription) via \(printed)")
     }
 
     public static func vary(_ data: [UInt8]) {
@@ -142,7 +143,9 @@ public enum FuzzChecks {
         var total = 0
         for target in targets {
             let sub = dir + "/" + target
-            let files = ((try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? []).filter {
+                !$0.hasPrefix(".")
+            }.sorted()
             for name in files {
                 guard let data = FileManager.default.contents(atPath: sub + "/" + name) else { continue }
                 run(target, [UInt8](data))

@@ -26,22 +26,32 @@ enum ReliabilityWorker {
             switch args[1] {
             case "rel-crashwriter":
                 try crashWriter(dir, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!, point: args[6])
-            case "rel-compactor": try compactor(dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!, target: args.count > 5 ? Int(args[5]) : nil)
+            case "rel-compactor":
+                try compactor(
+                    dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!,
+                    target: args.count > 5 ? Int(args[5]) : nil)
             case "rel-rewriter": try rewriter(dir, millis: UInt32(args[3])!, seed: UInt64(args[4])!, point: args[5])
             case "rel-openclose": try openClose(dir, times: Int(args[3])!)
             case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
             case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
             case "rel-mapwriter":
-                try mapWriter(dir, id: Int(args[3])!, seconds: Double(args[4])!, initial: Int(args[5])!, maximum: Int(args[6])!)
+                try mapWriter(
+                    dir, id: Int(args[3])!, seconds: Double(args[4])!, initial: Int(args[5])!, maximum: Int(args[6])!)
             case "rel-diskfull": return try diskFull(dir, filler: args[3])
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
-            case "rel-soak-mixed": try soakMixed(dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
+            case "rel-soak-mixed":
+                try soakMixed(
+                    dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
             case "rel-relaxed-writer":
-                try Worker.writer(CacheStore(directory: dir, configuration: relaxed), seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!)
+                try Worker.writer(
+                    CacheStore(directory: dir, configuration: relaxed), seed: UInt64(args[3])!, id: UInt64(args[4])!,
+                    keys: Int(args[5])!)
             case "rel-relaxed-put":
                 let store = try CacheStore(directory: dir, configuration: relaxed)
-                try store.store(RecordDescriptor(key: Array(args[3].utf8)), body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
+                try store.store(
+                    RecordDescriptor(key: Array(args[3].utf8)),
+                    body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
             default: return say(1, "unknown command \(args[1])")
             }
         } catch {
@@ -88,16 +98,20 @@ enum ReliabilityWorker {
             if stores == armAfter {
                 switch point {
                 case "rename": InjectedFault.rename.inject(nth: 1, abortProcess: true)
-                case "dirfsync": InjectedFault.fsync.inject(nth: 2, abortProcess: true) // 1: temp fdatasync, 2: bodies/xx
+                // 1: temp fdatasync, 2: bodies/xx
+                case "dirfsync": InjectedFault.fsync.inject(nth: 2, abortProcess: true)
                 case "commit": InjectedFault.commit.inject(nth: 1, abortProcess: true)
                 default: break
                 }
                 // A file-backed body, so every kill point is on this store's path.
-                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: 30_000))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: 30_000))
                 say(3, "kill point \(point) was not reached")
                 exit(3)
             }
-            try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 64 << 10)))
+            try store.store(
+                RecordDescriptor(key: Array(key.utf8)),
+                body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 64 << 10)))
             ack(key, seq)
             stores += 1
         }
@@ -155,8 +169,11 @@ enum ReliabilityWorker {
         for i in 0..<times {
             let store = try CacheStore(directory: dir)
             let key = "open-\(getpid())-\(i % 5)"
-            try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: UInt64(i), size: 100))
-            guard let hit = try store.record(for: Array(key.utf8)), case .valid(UInt64(i)) = TestBody.check(hit.body ?? [], expectedKey: key) else {
+            try store.store(
+                RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: UInt64(i), size: 100))
+            guard let hit = try store.record(for: Array(key.utf8)),
+                case .valid(UInt64(i)) = TestBody.check(hit.body ?? [], expectedKey: key)
+            else {
                 exit(say(3, "open \(i): own store not readable"))
             }
         }
@@ -175,7 +192,9 @@ enum ReliabilityWorker {
         var reads = 0
         while true {
             let key = Worker.keyName(Int(rng.next() % UInt64(keys)))
-            if let hit = try store.record(for: Array(key.utf8)), case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) {
+            if let hit = try store.record(for: Array(key.utf8)),
+                case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key)
+            {
                 exit(say(3, "TORN \(key): \(why)"))
             }
             reads += 1
@@ -216,15 +235,20 @@ enum ReliabilityWorker {
             var body = TestBody.make(key: key, seq: seq, size: 0)
             for _ in 0..<(1200 + Int(rng.next() % 400)) / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
             do {
-                try store.store(RecordDescriptor(key: Array(key.utf8), userInfo: body), body: TestBody.make(key: key, seq: seq, size: 64))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8), userInfo: body),
+                    body: TestBody.make(key: key, seq: seq, size: 64))
             } catch CacheError.Code.indexFull {
                 // Reads keep working at the cap: every acknowledged entry of ours is readable.
                 for (k, s) in acked {
-                    guard let hit = try store.record(for: Array(k.utf8)), case .valid(s) = TestBody.check(hit.body ?? [], expectedKey: k) else {
+                    guard let hit = try store.record(for: Array(k.utf8)),
+                        case .valid(s) = TestBody.check(hit.body ?? [], expectedKey: k)
+                    else {
                         exit(say(3, "after indexFull: \(k) not readable"))
                     }
                 }
-                print("INDEXFULL acked=\(acked.count) map=\(try store.statistics().indexMapBytes) reread=\(acked.count)")
+                print(
+                    "INDEXFULL acked=\(acked.count) map=\(try store.statistics().indexMapBytes) reread=\(acked.count)")
                 return
             }
             acked.append((key, seq))
@@ -256,7 +280,9 @@ enum ReliabilityWorker {
         }
         func checkAll(_ stage: String) throws -> Bool {
             for (k, s) in acked {
-                guard let hit = try store.record(for: Array(k.utf8)) else { say(3, "\(stage): LOST \(k)"); return false }
+                guard let hit = try store.record(for: Array(k.utf8)) else {
+                    say(3, "\(stage): LOST \(k)"); return false
+                }
                 let expected = s
                 let body = hit.body ?? []
                 // Bodies here are TestBody headers + random bytes: check key and seq only.
@@ -280,7 +306,9 @@ enum ReliabilityWorker {
                 acked.append((key, seq))
             } catch { bodyError = error }
         }
-        guard bodyError!.code == .diskFull else { return say(3, "(a) expected diskFull, got \(bodyError!.detailedDescription())") }
+        guard bodyError!.code == .diskFull else {
+            return say(3, "(a) expected diskFull, got \(bodyError!.detailedDescription())")
+        }
         print("A diskFull after \(acked.count) stores op=\(bodyError!.cause?.operation ?? "?")")
         guard try checkAll("(a)") else { return 3 }
         guard tmpCount() == 0 else { return say(3, "(a) temp files left: \(tmpCount())") }
@@ -298,13 +326,18 @@ enum ReliabilityWorker {
             seq += 1
             let key = "inline-\(seq)"
             do {
-                try store.store(RecordDescriptor(key: Array(key.utf8), userInfo: incompressible(key, seq, 1500)), body: TestBody.make(key: key, seq: seq, size: 40))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8), userInfo: incompressible(key, seq, 1500)),
+                    body: TestBody.make(key: key, seq: seq, size: 40))
                 acked.append((key, seq))
                 inlineStores += 1
             } catch { indexError = error }
         }
         guard let indexError, indexError.code == .diskFull else {
-            return say(3, "(b) expected diskFull, got \(indexError?.detailedDescription() ?? "none after \(inlineStores) stores")")
+            return say(
+                3,
+                "(b) expected diskFull, got \(indexError?.detailedDescription() ?? "none after \(inlineStores) stores")"
+            )
         }
         print("B diskFull after \(inlineStores) inline stores op=\(indexError.cause?.operation ?? "?")")
         guard try checkAll("(b)") else { return 3 }
@@ -357,8 +390,12 @@ enum ReliabilityWorker {
         limited.rlim_cur = 1 << 20
         guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limited) == 0 else { return say(3, "setrlimit: \(errno)") }
         var code: CacheError.Code?
-        do { try store.store(RecordDescriptor(key: Array("too-big".utf8)), body: incompressible(4 << 20)) } catch { code = error.code }
-        guard code == .diskFull else { return say(3, "expected diskFull past RLIMIT_FSIZE, got \(String(describing: code))") }
+        do { try store.store(RecordDescriptor(key: Array("too-big".utf8)), body: incompressible(4 << 20)) } catch {
+            code = error.code
+        }
+        guard code == .diskFull else {
+            return say(3, "expected diskFull past RLIMIT_FSIZE, got \(String(describing: code))")
+        }
         let temps = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1
         guard temps == 0 else { return say(3, "temp files left: \(temps)") }
         guard try store.record(for: Array("too-big".utf8)) == nil else { return say(3, "a refused store is visible") }
@@ -407,8 +444,12 @@ enum ReliabilityWorker {
         let peak = residentKiB("VmHWM")
         _ = consume writer
         let temps = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1
-        print("RSS beforeKiB=\(before) peakKiB=\(peak) growthKiB=\(peak - before) appendedMiB=\(appended >> 20) refused=\(refusal?.code.name ?? "no") temps=\(temps)")
-        guard refusal?.code == .tooLarge else { return say(3, "not refused: \(refusal?.detailedDescription() ?? "accepted")") }
+        print(
+            "RSS beforeKiB=\(before) peakKiB=\(peak) growthKiB=\(peak - before) appendedMiB=\(appended >> 20) refused=\(refusal?.code.name ?? "no") temps=\(temps)"
+        )
+        guard refusal?.code == .tooLarge else {
+            return say(3, "not refused: \(refusal?.detailedDescription() ?? "accepted")")
+        }
         guard temps == 0 else { return say(3, "temp file left after refusal") }
         guard try store.statistics().entries == 0 else { return say(3, "something was published") }
         return 0
@@ -432,11 +473,15 @@ enum ReliabilityWorker {
             if roll < 60 {
                 if let hit = try store.record(for: Array(key.utf8)) {
                     hits += 1
-                    if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) { exit(say(3, "TORN \(key): \(why) seed=\(seed)")) }
+                    if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) {
+                        exit(say(3, "TORN \(key): \(why) seed=\(seed)"))
+                    }
                 }
             } else if roll < 90 {
                 seq += 1
-                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 256 << 10)))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8)),
+                    body: TestBody.make(key: key, seq: seq, size: Worker.size(&rng, max: 256 << 10)))
                 puts += 1
             } else {
                 try store.remove(key: Array(key.utf8))

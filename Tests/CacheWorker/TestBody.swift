@@ -42,8 +42,12 @@ enum TestBody {
             return .invalid("body of key \(String(decoding: k, as: UTF8.self)) returned for \(expectedKey)")
         }
         guard let seq = read64(), let size = read64() else { return .invalid("truncated header") }
-        guard body.count - i == Int(size) else { return .invalid("torn: \(body.count - i) payload bytes, expected \(size)") }
-        guard Array(body[i...]) == payload(key: k, seq: seq, size: Int(size)) else { return .invalid("payload mismatch") }
+        guard body.count - i == Int(size) else {
+            return .invalid("torn: \(body.count - i) payload bytes, expected \(size)")
+        }
+        guard Array(body[i...]) == payload(key: k, seq: seq, size: Int(size)) else {
+            return .invalid("payload mismatch")
+        }
         return .valid(seq: seq)
     }
 
@@ -68,4 +72,3 @@ enum TestBody {
         return out
     }
 }
-

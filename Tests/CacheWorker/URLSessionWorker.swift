@@ -11,13 +11,16 @@ enum URLSessionWorker {
     static func get(directory: String, url: String) -> Int32 {
         do {
             let configuration = URLSessionConfiguration.default
-            configuration.useSharedURLCache(try SharedCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: URL(fileURLWithPath: directory)))
+            configuration.useSharedURLCache(
+                try SharedCache(
+                    memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: URL(fileURLWithPath: directory)))
             let session = URLSession(configuration: configuration)
             let done = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var line = ""
             session.dataTask(with: URL(string: url)!) { data, response, error in
                 if let http = response as? HTTPURLResponse {
-                    line = "STATUS \(http.statusCode) \(http.value(forHTTPHeaderField: "X-Cache-Status") ?? "-") \(data?.count ?? 0)"
+                    line =
+                        "STATUS \(http.statusCode) \(http.value(forHTTPHeaderField: "X-Cache-Status") ?? "-") \(data?.count ?? 0)"
                 } else {
                     line = "ERROR \(error.map { "\($0)" } ?? "none")"
                 }

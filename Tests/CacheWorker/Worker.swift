@@ -31,12 +31,17 @@ struct Worker {
         do {
             let store = try CacheStore(directory: dir)
             switch args[1] {
-            case "mixed": try mixed(store, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!, maxBody: Int(args[7])!)
+            case "mixed":
+                try mixed(
+                    store, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!,
+                    maxBody: Int(args[7])!)
             case "writer": try writer(store, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!)
             case "reader": try reader(store, seconds: Double(args[3])!, keys: Int(args[4])!)
             case "verify": try verify(store, ackFile: args[3])
             case "put":
-                try store.store(RecordDescriptor(key: Array(args[3].utf8)), body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
+                try store.store(
+                    RecordDescriptor(key: Array(args[3].utf8)),
+                    body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
             case "get":
                 guard let hit = try store.record(for: Array(args[3].utf8)) else { exit(4) }
                 switch TestBody.check(hit.body ?? [], expectedKey: args[3]) {
@@ -68,14 +73,17 @@ struct Worker {
     /// Opens, uses (hits, misses, errors, corruption) and closes a store three times; the count
     /// of open descriptors must come back to where it started (OkHttp's checkNoOpenFiles).
     static func fdcheck(_ dir: String) -> Never {
-        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+        }
         func exercise() throws(CacheError) {
             var configuration = CacheStoreConfiguration()
             configuration.maximumBodyBytes = 1 << 20
             let store = try CacheStore(directory: dir, configuration: configuration)
             for i in 0..<50 {
                 let key = keyName(i)
-                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: 1, size: i * 5000))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: 1, size: i * 5000))
                 _ = try store.record(for: Array(key.utf8))
                 _ = try store.record(for: Array("miss-\(i)".utf8))
             }
@@ -107,7 +115,9 @@ struct Worker {
         return Int(pow(2, exp))
     }
 
-    static func mixed(_ store: CacheStore, seed: UInt64, seconds: Double, keys: Int, id: Int, maxBody: Int) throws(CacheError) {
+    static func mixed(_ store: CacheStore, seed: UInt64, seconds: Double, keys: Int, id: Int, maxBody: Int)
+        throws(CacheError)
+    {
         var rng = SplitMix64(seed: seed)
         let deadline = Date().addingTimeInterval(seconds)
         var ops = 0, hits = 0, misses = 0, puts = 0, removes = 0, markerReads = 0
@@ -122,11 +132,17 @@ struct Worker {
             if roll < 60 {
                 if let hit = try store.record(for: Array(key.utf8)) {
                     hits += 1
-                    if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) { fail(3, "TORN \(key): \(why)") }
-                } else { misses += 1 }
+                    if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) {
+                        fail(3, "TORN \(key): \(why)")
+                    }
+                } else {
+                    misses += 1
+                }
             } else if roll < 90 {
                 seq += 1
-                try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: size(&rng, max: maxBody)))
+                try store.store(
+                    RecordDescriptor(key: Array(key.utf8)),
+                    body: TestBody.make(key: key, seq: seq, size: size(&rng, max: maxBody)))
                 puts += 1
             } else {
                 try store.remove(key: Array(key.utf8))
@@ -135,18 +151,25 @@ struct Worker {
             // Markers: each process bumps its own; every other process must see them advance.
             if ops % 50 == 0 {
                 let mine = "marker-\(id)"
-                try store.store(RecordDescriptor(key: Array(mine.utf8)), body: TestBody.make(key: mine, seq: UInt64(ops), size: 16))
+                try store.store(
+                    RecordDescriptor(key: Array(mine.utf8)), body: TestBody.make(key: mine, seq: UInt64(ops), size: 16))
                 for other in 0..<8 where other != id {
                     let name = "marker-\(other)"
                     guard let hit = try store.record(for: Array(name.utf8)) else { continue }
-                    guard case .valid(let s) = TestBody.check(hit.body ?? [], expectedKey: name) else { fail(3, "TORN marker") }
-                    if let last = lastMarker[other], s < last { fail(3, "marker of \(other) went back from \(last) to \(s)") }
+                    guard case .valid(let s) = TestBody.check(hit.body ?? [], expectedKey: name) else {
+                        fail(3, "TORN marker")
+                    }
+                    if let last = lastMarker[other], s < last {
+                        fail(3, "marker of \(other) went back from \(last) to \(s)")
+                    }
                     if lastMarker[other] != s { markerReads += 1 }
                     lastMarker[other] = s
                 }
             }
         }
-        print("DONE ops=\(ops) hits=\(hits) misses=\(misses) puts=\(puts) removes=\(removes) markerAdvancesSeen=\(markerReads) peers=\(lastMarker.count)")
+        print(
+            "DONE ops=\(ops) hits=\(hits) misses=\(misses) puts=\(puts) removes=\(removes) markerAdvancesSeen=\(markerReads) peers=\(lastMarker.count)"
+        )
     }
 
     static func writer(_ store: CacheStore, seed: UInt64, id: UInt64, keys: Int) throws(CacheError) {
@@ -155,7 +178,9 @@ struct Worker {
         while true {
             seq += 1
             let key = keyName(Int(rng.next() % UInt64(keys)))
-            try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: size(&rng, max: 64 << 10)))
+            try store.store(
+                RecordDescriptor(key: Array(key.utf8)),
+                body: TestBody.make(key: key, seq: seq, size: size(&rng, max: 64 << 10)))
             print("ACK \(key) \(seq)")
             fflush(nil)
         }
@@ -170,7 +195,9 @@ struct Worker {
             reads += 1
             if let hit = try store.record(for: Array(key.utf8)) {
                 hits += 1
-                if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) { fail(3, "TORN \(key): \(why)") }
+                if case .invalid(let why) = TestBody.check(hit.body ?? [], expectedKey: key) {
+                    fail(3, "TORN \(key): \(why)")
+                }
             }
         }
         print("DONE reads=\(reads) hits=\(hits)")
@@ -179,7 +206,9 @@ struct Worker {
     /// Every key's last acknowledged sequence number must be readable, bit-exact; a later
     /// (unacknowledged) store of the same key from the same writer may have superseded it.
     static func verify(_ store: CacheStore, ackFile: String) throws(CacheError) {
-        guard let text = try? String(contentsOfFile: ackFile, encoding: .utf8) else { fail(1, "cannot read \(ackFile)") }
+        guard let text = try? String(contentsOfFile: ackFile, encoding: .utf8) else {
+            fail(1, "cannot read \(ackFile)")
+        }
         var latest: [String: UInt64] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ")

@@ -23,12 +23,19 @@ struct ProxyCacheStatusTests {
     @Test("a stored miss, a hit with its ttl, a revalidation with the origin's 304; X-Cache-Status only when asked for")
     func missHitRevalidated() async throws {
         let fixture = try await ProxyFixture.start(configure: { $0.cacheStatusHeader = nil }) { request, _ in
-            if request.header("If-None-Match") == "\"v1\"" { return LoopbackOrigin.Response(status: 304, headers: [("ETag", "\"v1\"")]) }
-            return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: "body")
+            if request.header("If-None-Match") == "\"v1\"" {
+                return LoopbackOrigin.Response(status: 304, headers: [("ETag", "\"v1\"")])
+            }
+            return LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: "body")
         }
         let miss = try await fixture.send("GET", "/r")
-        #expect(miss.header("Cache-Status")?.hasPrefix("urlcache;fwd=uri-miss;fwd-status=200;ttl=") == true, "\(miss.headers)")
-        #expect(miss.header("Cache-Status")?.hasSuffix(";stored") == true && (599...600).contains(Self.ttl(miss.header("Cache-Status")) ?? 0))
+        #expect(
+            miss.header("Cache-Status")?.hasPrefix("urlcache;fwd=uri-miss;fwd-status=200;ttl=") == true,
+            "\(miss.headers)")
+        #expect(
+            miss.header("Cache-Status")?.hasSuffix(";stored") == true
+                && (599...600).contains(Self.ttl(miss.header("Cache-Status")) ?? 0))
         #expect(miss.header("X-Cache-Status") == nil)
         fixture.clock.advance(seconds: 100)
         let hit = try await fixture.send("GET", "/r") // answered on the event loop
@@ -37,7 +44,9 @@ struct ProxyCacheStatusTests {
         fixture.clock.advance(seconds: 600)
         let revalidated = try await fixture.send("GET", "/r")
         #expect(revalidated.text == "body")
-        #expect(revalidated.header("Cache-Status")?.hasPrefix("urlcache;fwd=stale;fwd-status=304;ttl=") == true, "\(revalidated.headers)")
+        #expect(
+            revalidated.header("Cache-Status")?.hasPrefix("urlcache;fwd=stale;fwd-status=304;ttl=") == true,
+            "\(revalidated.headers)")
         #expect(fixture.origin.requestCount == 2)
         try await fixture.stop()
     }
@@ -45,11 +54,15 @@ struct ProxyCacheStatusTests {
     @Test("a response not stored says why (detail) and is counted; members of caches nearer the origin are kept")
     func notStoredAndUpstreamMembers() async throws {
         let fixture = try await ProxyFixture.start { _, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "private, max-age=60"), ("Cache-Status", "OriginCache; hit")],
-                                    body: "mine")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "private, max-age=60"), ("Cache-Status", "OriginCache; hit")],
+                body: "mine")
         }
         let answer = try await fixture.send("GET", "/private")
-        #expect(answer.values("Cache-Status") == ["OriginCache; hit", "urlcache;fwd=uri-miss;fwd-status=200;detail=private"])
+        #expect(
+            answer.values("Cache-Status") == [
+                "OriginCache; hit", "urlcache;fwd=uri-miss;fwd-status=200;detail=private",
+            ])
         #expect(fixture.server.client.cache.statistics.notStorable == ["private": 1])
         try await fixture.stop()
     }
@@ -77,12 +90,15 @@ struct ProxyCacheStatusTests {
 
     @Test("the cache's name is configurable (a String when it is not a Token), or Cache-Status off")
     func cacheName() async throws {
-        let named = try await ProxyFixture.start(configure: { $0.cacheStatusName = "edge cache" }, ProxyCachingTests.fixed([("Cache-Control", "max-age=600")]))
+        let named = try await ProxyFixture.start(
+            configure: { $0.cacheStatusName = "edge cache" },
+            ProxyCachingTests.fixed([("Cache-Control", "max-age=600")]))
         _ = try await named.send("GET", "/n")
         let hit = try await named.send("GET", "/n")
         #expect(hit.header("Cache-Status")?.hasPrefix("\"edge cache\";hit;ttl=") == true, "\(hit.headers)")
         try await named.stop()
-        let off = try await ProxyFixture.start(configure: { $0.cacheStatusName = nil }, ProxyCachingTests.fixed([("Cache-Control", "max-age=600")]))
+        let off = try await ProxyFixture.start(
+            configure: { $0.cacheStatusName = nil }, ProxyCachingTests.fixed([("Cache-Control", "max-age=600")]))
         let quiet = try await off.send("GET", "/n")
         #expect(quiet.header("Cache-Status") == nil && quiet.cacheStatus == "MISS")
         try await off.stop()

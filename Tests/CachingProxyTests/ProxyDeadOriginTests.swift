@@ -26,13 +26,15 @@ struct ProxyDeadOriginTests {
         "/no-cache": "no-cache, max-age=600, stale-if-error=600",
     ]
 
-    @Test("a dead origin: stale where allowed, 504 where forbidden, 502 on a miss, at once", arguments: Failure.allCases)
+    @Test(
+        "a dead origin: stale where allowed, 504 where forbidden, 502 on a miss, at once", arguments: Failure.allCases)
     func deadOrigin(failure: Failure) async throws {
         let down = Atomic(false)
         // A long connect timeout: what is timed is that a refused connect is not retried until it.
         let fixture = try await ProxyFixture.start(configure: { $0.connectTimeout = .seconds(30) }) { request, _ in
-            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", Self.stored[request.target] ?? "no-store")],
-                                                   body: "stored \(request.target)")
+            var response = LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", Self.stored[request.target] ?? "no-store")],
+                body: "stored \(request.target)")
             if down.load(ordering: .relaxed) {
                 response.closesWithoutResponse = failure == .closed
                 response.resetsWithoutResponse = failure == .reset
@@ -67,9 +69,12 @@ struct ProxyDeadOriginTests {
             #expect(elapsed < .seconds(3), "\(target) took \(elapsed)")
         }
         let (miss, elapsed) = try await timed("/never-stored")
-        #expect(miss.status == 502 && miss.header("Cache-Status") == nil, "an answer the proxy made itself (RFC 9211 §2)")
+        #expect(
+            miss.status == 502 && miss.header("Cache-Status") == nil, "an answer the proxy made itself (RFC 9211 §2)")
         #expect(elapsed < .seconds(3), "the miss took \(elapsed)")
-        if failure != .refused { #expect(fixture.origin.requestCount == primed + 8, "every request reached the origin") }
+        if failure != .refused {
+            #expect(fixture.origin.requestCount == primed + 8, "every request reached the origin")
+        }
         try await fixture.stop()
     }
 }

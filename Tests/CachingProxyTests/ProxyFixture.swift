@@ -29,9 +29,11 @@ final class ProxyFixture: Sendable {
     }
 
     /// Starts an origin with `handler` and a reverse proxy to it (or a forward proxy).
-    static func start(forward: Bool = false, directory: TemporaryDirectory = TemporaryDirectory(prefix: "suc-proxy"),
-                      configure: (inout ProxyConfiguration) -> Void = { _ in },
-                      _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response)
+    static func start(
+        forward: Bool = false, directory: TemporaryDirectory = TemporaryDirectory(prefix: "suc-proxy"),
+        configure: (inout ProxyConfiguration) -> Void = { _ in },
+        _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response
+    )
         async throws -> ProxyFixture
     {
         // The origin writes with write(2): a client that went away must not kill the test process.
@@ -53,8 +55,10 @@ final class ProxyFixture: Sendable {
         configuration.cacheStatusHeader = "X-Cache-Status"
         configure(&configuration)
         // The proxy process's cache settings (its default entry size), smaller capacities.
-        let cache = try SharedCache(configuration: ProxyCacheSettings(
-            directory: directory.root, memoryCapacityBytes: 1 << 20, diskCapacityBytes: 64 << 20).sharedCacheConfiguration)
+        let cache = try SharedCache(
+            configuration: ProxyCacheSettings(
+                directory: directory.root, memoryCapacityBytes: 1 << 20, diskCapacityBytes: 64 << 20
+            ).sharedCacheConfiguration)
         let server = try await ProxyServer.start(configuration: configuration, cache: cache)
         return ProxyFixture(directory: directory, origin: origin, server: server, clock: clock)
     }

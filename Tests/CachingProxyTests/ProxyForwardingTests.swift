@@ -11,15 +11,20 @@ import TestProcess
 struct ProxyForwardingTests {
     /// An origin that echoes what it received in headers and returns the request body.
     static let echo: @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response = { request, _ in
-        var response = LoopbackOrigin.Response(status: 200, headers: [
-            ("X-Echo-Method", request.method), ("X-Echo-Target", request.target), ("Cache-Control", "no-store"),
-        ])
+        var response = LoopbackOrigin.Response(
+            status: 200,
+            headers: [
+                ("X-Echo-Method", request.method), ("X-Echo-Target", request.target), ("Cache-Control", "no-store"),
+            ])
         response.body = request.body
         return response
     }
 
-    @Test("every method passes through with its body, on one keep-alive connection",
-          arguments: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PURGE", "PROPFIND", "QUERY", "M-SEARCH"])
+    @Test(
+        "every method passes through with its body, on one keep-alive connection",
+        arguments: [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PURGE", "PROPFIND", "QUERY", "M-SEARCH",
+        ])
     func methodsPassThrough(method: String) async throws {
         let fixture = try await ProxyFixture.start(Self.echo)
         let connection = try await fixture.connect()
@@ -37,7 +42,9 @@ struct ProxyForwardingTests {
         try await fixture.stop()
     }
 
-    @Test("a method token NIO's parser does not know gets 501 (RFC 9110 §9.1), a malformed request 400; the proxy keeps serving")
+    @Test(
+        "a method token NIO's parser does not know gets 501 (RFC 9110 §9.1), a malformed request 400; the proxy keeps serving"
+    )
     func unknownMethodAndMalformedRequest() async throws {
         let fixture = try await ProxyFixture.start(Self.echo)
         let unknown = try await fixture.connect()
@@ -55,11 +62,13 @@ struct ProxyForwardingTests {
         try await fixture.stop()
     }
 
-    @Test("paths and query strings are forwarded byte for byte",
-          arguments: [
-              "/a%2Fb/c%20d?x=1&y=%41%2f&z=a+b;c", "/odd/./../dots//double?q=%7E~&empty=&&flag", "/%E2%82%AC/caf%C3%A9?utf8=%E2%9C%93",
-              "/?", "/path;matrix=1?a=b=c",
-          ])
+    @Test(
+        "paths and query strings are forwarded byte for byte",
+        arguments: [
+            "/a%2Fb/c%20d?x=1&y=%41%2f&z=a+b;c", "/odd/./../dots//double?q=%7E~&empty=&&flag",
+            "/%E2%82%AC/caf%C3%A9?utf8=%E2%9C%93",
+            "/?", "/path;matrix=1?a=b=c",
+        ])
     func targetsAreByteExact(target: String) async throws {
         let fixture = try await ProxyFixture.start(Self.echo)
         let response = try await fixture.send("GET", target)
@@ -71,11 +80,14 @@ struct ProxyForwardingTests {
     @Test("end-to-end request headers are forwarded; hop-by-hop ones (RFC 9110 §7.6.1) are not")
     func requestHeaders() async throws {
         let fixture = try await ProxyFixture.start(Self.echo)
-        _ = try await fixture.send("GET", "/h", headers: [
-            ("X-Custom", "one"), ("X-Custom", "two"), ("Accept", "text/plain;q=0.9, */*"), ("Cookie", "a=b"),
-            ("Connection", "keep-alive, X-Hop"), ("X-Hop", "secret"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),
-            ("Upgrade", "h2c"), ("Proxy-Authorization", "Basic Zm9v"), ("X-Odd", "  spaced\tvalue"),
-        ])
+        _ = try await fixture.send(
+            "GET", "/h",
+            headers: [
+                ("X-Custom", "one"), ("X-Custom", "two"), ("Accept", "text/plain;q=0.9, */*"), ("Cookie", "a=b"),
+                ("Connection", "keep-alive, X-Hop"), ("X-Hop", "secret"), ("Keep-Alive", "timeout=5"),
+                ("TE", "trailers"),
+                ("Upgrade", "h2c"), ("Proxy-Authorization", "Basic Zm9v"), ("X-Odd", "  spaced\tvalue"),
+            ])
         let request = try #require(fixture.origin.requests.first)
         let custom = request.headers.filter { $0.name.lowercased() == "x-custom" }.map(\.value)
         #expect(custom == ["one", "two"])
@@ -100,11 +112,14 @@ struct ProxyForwardingTests {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         let date = formatter.string(from: Date())
         let fixture = try await ProxyFixture.start { _, _ in
-            LoopbackOrigin.Response(status: 200, headers: [
-                ("Cache-Control", "max-age=600"), ("X-Unknown-Thing", "v1"), ("X-Unknown-Thing", "v2"),
-                ("Link", "</a>; rel=preload"), ("Connection", "X-Per-Hop"), ("X-Per-Hop", "1"), ("Keep-Alive", "timeout=9"),
-                ("Date", date), ("ETag", "\"v1\""),
-            ], body: "hello")
+            LoopbackOrigin.Response(
+                status: 200,
+                headers: [
+                    ("Cache-Control", "max-age=600"), ("X-Unknown-Thing", "v1"), ("X-Unknown-Thing", "v2"),
+                    ("Link", "</a>; rel=preload"), ("Connection", "X-Per-Hop"), ("X-Per-Hop", "1"),
+                    ("Keep-Alive", "timeout=9"),
+                    ("Date", date), ("ETag", "\"v1\""),
+                ], body: "hello")
         }
         let miss = try await fixture.send("GET", "/r")
         let hit = try await fixture.send("GET", "/r")
@@ -131,7 +146,8 @@ struct ProxyForwardingTests {
     @Test("Age of a hit grows with the time the response spent in the cache (RFC 9111 §4.2.3)")
     func ageHeader() async throws {
         let fixture = try await ProxyFixture.start { _, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Age", "100")], body: "aged")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=3600"), ("Age", "100")], body: "aged")
         }
         _ = try await fixture.send("GET", "/age")
         fixture.clock.advance(seconds: 50)
@@ -143,7 +159,9 @@ struct ProxyForwardingTests {
         try await fixture.stop()
     }
 
-    @Test("bodies come back byte for byte, stored compressible, incompressible or empty", arguments: [0, 1, 1024, 16 << 10, 300 << 10])
+    @Test(
+        "bodies come back byte for byte, stored compressible, incompressible or empty",
+        arguments: [0, 1, 1024, 16 << 10, 300 << 10])
     func bodiesAreByteExact(size: Int) async throws {
         var generator = SystemRandomNumberGenerator()
         let random = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -170,7 +188,8 @@ struct ProxyForwardingTests {
     @Test("many concurrent keep-alive connections, several requests each")
     func concurrentConnections() async throws {
         let fixture = try await ProxyFixture.start { request, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "body of \(request.target)")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: "body of \(request.target)")
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in 0..<24 {
@@ -199,7 +218,8 @@ struct ProxyForwardingTests {
         }
         let connection = try await fixture.connect()
         defer { connection.close() }
-        try await connection.write("GET /p1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p2 HTTP/1.1\r\nHost: x\r\n\r\nGET /p1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try await connection.write(
+            "GET /p1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p2 HTTP/1.1\r\nHost: x\r\n\r\nGET /p1 HTTP/1.1\r\nHost: x\r\n\r\n")
         let first = try await connection.readResponse()
         let second = try await connection.readResponse()
         let third = try await connection.readResponse()
@@ -229,14 +249,16 @@ struct ProxyForwardingTests {
     @Test("Expect: 100-continue gets an interim 100 from the proxy; origin 1xx never reach the cache")
     func interimResponses() async throws {
         let fixture = try await ProxyFixture.start { request, _ in
-            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "final")
+            var response = LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: "final")
             response.interimStatuses = [103]
             if request.method == "POST" { response.body = request.body }
             return response
         }
         let connection = try await fixture.connect()
         defer { connection.close() }
-        try await connection.write("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        try await connection.write(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
         // The proxy says 100 before the client sends the body (the client waits for it).
         #expect(try await connection.readStatus() == 100)
         try await connection.write("abcde")
@@ -291,12 +313,15 @@ struct ProxyForwardingTests {
         let release = DispatchSemaphore(value: 0)
         let fixture = try await ProxyFixture.start { request, _ in
             if request.target == "/slow" { _ = release.wait(timeout: .now() + 120) }
-            return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: request.target)
+            return LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: request.target)
         }
         _ = try await fixture.send("GET", "/cached") // stored before the origin gets stuck
         let slow = Task { try await fixture.send("GET", "/slow") }
         // Wait until the origin holds the slow request (it is then busy: it serves one at a time).
-        while !fixture.origin.requests.contains(where: { $0.target == "/slow" }) { try await Task.sleep(for: .milliseconds(10)) }
+        while !fixture.origin.requests.contains(where: { $0.target == "/slow" }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         // Meanwhile other connections are answered from the cache, on every event loop.
         for _ in 0..<20 {
             let hit = try await fixture.send("GET", "/cached")
@@ -308,11 +333,12 @@ struct ProxyForwardingTests {
         try await fixture.stop()
     }
 
-    @Test("request headers that merely look odd do not disable caching",
-          arguments: [
-              [("Pragma", "foo")], [("Cache-Control", "x-unknown-extension")], [("Cache-Control", "community=\"UCI\"")],
-              [("Cache-Control", "max-stale=abc")], [("X-Cache-Control", "no-store")], [("Pragma", "no-cache, x")],
-          ] as [[(String, String)]])
+    @Test(
+        "request headers that merely look odd do not disable caching",
+        arguments: [
+            [("Pragma", "foo")], [("Cache-Control", "x-unknown-extension")], [("Cache-Control", "community=\"UCI\"")],
+            [("Cache-Control", "max-stale=abc")], [("X-Cache-Control", "no-store")], [("Pragma", "no-cache, x")],
+        ] as [[(String, String)]])
     func oddRequestHeaders(headers: [(String, String)]) async throws {
         let fixture = try await ProxyFixture.start { _, _ in
             LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "cacheable")
@@ -336,7 +362,8 @@ struct ProxyForwardingTests {
     @Test("forward proxy: absolute-form targets go to the origin they name; CONNECT is refused")
     func forwardMode() async throws {
         let fixture = try await ProxyFixture.start(forward: true) { request, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "via forward \(request.target)")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: "via forward \(request.target)")
         }
         let url = "\(fixture.origin.url)/fwd?a=1"
         let miss = try await fixture.send("GET", url)

@@ -11,7 +11,8 @@ struct ProxyHitCountingTests {
     @Test("16 keep-alive connections of unique URLs: as many misses and stores as requests, no hit")
     func uniqueURLsCountNoHits() async throws {
         let fixture = try await ProxyFixture.start { request, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=3600")], body: String(repeating: "b", count: 1024))
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=3600")], body: String(repeating: "b", count: 1024))
         }
         let connections = 16, perConnection = 25
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -7,23 +7,29 @@ import TestProcess
 /// in flight is answered before the process exits 0.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyProcessTests {
-    @Test("urlcache proxy serves from the cache (9 MiB bodies too) and exits 0 on SIGTERM after finishing the request in flight")
+    @Test(
+        "urlcache proxy serves from the cache (9 MiB bodies too) and exits 0 on SIGTERM after finishing the request in flight"
+    )
     func sigtermIsGraceful() async throws {
         signal(SIGPIPE, SIG_IGN)
         let release = DispatchSemaphore(value: 0)
         let origin = try LoopbackOrigin { request, _ in
             if request.target == "/slow" { _ = release.wait(timeout: .now() + 120) }
-            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+            var response = LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
             if request.target == "/big" { response.body = ProxyLargeEntryTests.nineMiB }
             return response
         }
         defer { origin.stop() }
         let directory = TemporaryDirectory(prefix: "suc-proxy-cli")
         let port = LoopbackSocket.freePort()
-        let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
-            "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
-            "--x-cache-status", "--cache-status-name", "edge-1",
-        ])
+        let child = try ChildProcess(
+            ChildProcess.builtExecutable("urlcache"),
+            [
+                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url,
+                "--threads", "1",
+                "--x-cache-status", "--cache-status-name", "edge-1",
+            ])
         let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
         #expect(ready)
 
@@ -37,7 +43,9 @@ struct ProxyProcessTests {
         let bigHit = try await send(port: port, "/big")
         #expect(bigHit.cacheStatus == "HIT" && bigHit.body == ProxyLargeEntryTests.nineMiB)
         let inFlight = Task { try await send(port: port, "/slow") }
-        while !origin.requests.contains(where: { $0.target == "/slow" }) { try await Task.sleep(for: .milliseconds(10)) }
+        while !origin.requests.contains(where: { $0.target == "/slow" }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
 
         // When: SIGTERM arrives while that request is in flight.
         kill(child.pid, SIGTERM)
@@ -58,11 +66,14 @@ struct ProxyProcessTests {
         #expect(outcome.err.contains("shutting down"))
     }
 
-    @Test("three urlcache proxy processes with --reuse-port on one port and one directory all answer, and share the entries")
+    @Test(
+        "three urlcache proxy processes with --reuse-port on one port and one directory all answer, and share the entries"
+    )
     func reusePortProcessesShareTheDirectory() async throws {
         signal(SIGPIPE, SIG_IGN)
         let origin = try LoopbackOrigin { request, _ in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: "from \(request.target)")
         }
         defer { origin.stop() }
         let directory = TemporaryDirectory(prefix: "suc-proxy-reuseport")
@@ -71,10 +82,13 @@ struct ProxyProcessTests {
         // naming itself in Cache-Status so the test sees which one answered.
         var children: [ChildProcess] = []
         for index in 1...3 {
-            let child = try ChildProcess(ChildProcess.builtExecutable("urlcache"), [
-                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url, "--threads", "1",
-                "--reuse-port", "--x-cache-status", "--cache-status-name", "p\(index)",
-            ])
+            let child = try ChildProcess(
+                ChildProcess.builtExecutable("urlcache"),
+                [
+                    "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url,
+                    "--threads", "1",
+                    "--reuse-port", "--x-cache-status", "--cache-status-name", "p\(index)",
+                ])
             children.append(child)
             let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
             #expect(ready, "process \(index) did not listen")
@@ -88,7 +102,9 @@ struct ProxyProcessTests {
             let hit = try await send(port: port, "/shared")
             #expect(hit.status == 200 && hit.text == "from /shared")
             #expect(hit.cacheStatus == "HIT", "\(hit.headers)")
-            if let status = hit.header("Cache-Status"), let name = status.split(separator: ";").first { answeredBy.insert(String(name)) }
+            if let status = hit.header("Cache-Status"), let name = status.split(separator: ";").first {
+                answeredBy.insert(String(name))
+            }
         }
 
         // Then: the origin saw one request (every process found the entry in the shared

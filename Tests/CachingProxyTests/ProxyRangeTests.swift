@@ -13,7 +13,8 @@ struct ProxyRangeTests {
     @Test("bytes=1000-1999 and bytes=-500 of a cached 100 KB body: 206, Content-Range, exact bytes")
     func ranges() async throws {
         let fixture = try await ProxyFixture.start { _, _ in
-            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"r1\"")])
+            var response = LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"r1\"")])
             response.body = Self.body
             return response
         }

@@ -9,19 +9,21 @@ import TestProcess
 /// header (whose format is another item of that issue).
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyStatusAndValidationTests {
-    @Test("an origin that omits ETag from its 304s is asked once per revalidation (RFC 9111 §4.3.4)",
-          arguments: [
+    @Test(
+        "an origin that omits ETag from its 304s is asked once per revalidation (RFC 9111 §4.3.4)",
+        arguments: [
             ("/must-revalidate", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2, must-revalidate")]),
             ("/no-cache", [("ETag", "\"abcd\""), ("Cache-Control", "no-cache")]),
             ("/last-modified", [("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT"), ("Cache-Control", "max-age=2")]),
             ("/vary", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2"), ("Vary", "Accept-Encoding")]),
-          ])
+        ])
     func notModifiedWithoutValidator(path: String, headers: [(String, String)]) async throws {
         let fixture = try await ProxyFixture.start { request, _ in
             if request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil {
                 return LoopbackOrigin.Response(status: 304, headers: [("Content-Type", "text/plain; charset=utf-8")])
             }
-            return LoopbackOrigin.Response(status: 200, headers: headers + [("Content-Type", "text/plain")], body: "stored body")
+            return LoopbackOrigin.Response(
+                status: 200, headers: headers + [("Content-Type", "text/plain")], body: "stored body")
         }
         let requestHeaders = [("Accept-Encoding", "gzip")]
         _ = try await fixture.send("GET", path, headers: requestHeaders)
@@ -42,10 +44,14 @@ struct ProxyStatusAndValidationTests {
     func cacheableStatuses() async throws {
         let fixture = try await ProxyFixture.start { request, index in
             switch request.target {
-            case "/busy": LoopbackOrigin.Response(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy \(index)")
-            case "/gone": LoopbackOrigin.Response(status: 404, headers: [("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")],
-                                                  body: "missing \(index)")
-            default: LoopbackOrigin.Response(status: 400, headers: [("Cache-Control", "max-age=600")], body: "bad \(index)")
+            case "/busy":
+                LoopbackOrigin.Response(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy \(index)")
+            case "/gone":
+                LoopbackOrigin.Response(
+                    status: 404, headers: [("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")],
+                    body: "missing \(index)")
+            default:
+                LoopbackOrigin.Response(status: 400, headers: [("Cache-Control", "max-age=600")], body: "bad \(index)")
             }
         }
         _ = try await fixture.send("GET", "/busy")
@@ -64,8 +70,9 @@ struct ProxyStatusAndValidationTests {
     @Test("Vary: Accept-Encoding matches whatever the order and spacing of the codings (RFC 9111 §4.1)")
     func varyNormalised() async throws {
         let fixture = try await ProxyFixture.start { _, index in
-            LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Encoding")],
-                                    body: "variant \(index)")
+            LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Encoding")],
+                body: "variant \(index)")
         }
         _ = try await fixture.send("GET", "/v", headers: [("Accept-Encoding", "gzip, deflate, br")])
         let reordered = try await fixture.send("GET", "/v", headers: [("Accept-Encoding", "br,gzip ,deflate")])

@@ -11,7 +11,9 @@ struct RawResponse: Sendable {
     var interim: [Int] = []
 
     func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
-    func values(_ name: String) -> [String] { headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value) }
+    func values(_ name: String) -> [String] {
+        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
     var text: String { String(decoding: body, as: UTF8.self) }
     var cacheStatus: String? { header("X-Cache-Status") }
 }
@@ -79,7 +81,9 @@ final class RawConnection: @unchecked Sendable {
             let head = try readHead()
             let line = head.prefix { $0 != "\r" }
             let parts = line.split(separator: " ")
-            guard parts.count >= 2, let status = Int(parts[1]) else { throw RawConnectionError(description: "bad status line: \(line)") }
+            guard parts.count >= 2, let status = Int(parts[1]) else {
+                throw RawConnectionError(description: "bad status line: \(line)")
+            }
             return status
         }
     }

@@ -10,7 +10,6 @@ struct KeyRejectionCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(name) [docs/Reliability.md §3.6]" }
 }
 
-
 @Suite("Cache key (docs/Reliability.md §3.2, T11)")
 struct CacheKeyTests {
     static let rejections: [KeyRejectionCase] = [
@@ -33,15 +32,21 @@ struct CacheKeyTests {
         .init(name: "key-percent-host", url: "https://ex%41mple.com/", expected: .invalidHost),
         .init(name: "key-bad-ip-literal", url: "https://[::g]/", expected: .invalidHost),
         .init(name: "key-unclosed-ip-literal", url: "https://[::1/", expected: .invalidHost),
-        .init(name: "key-host-too-long", url: "https://" + String(repeating: "a", count: 256) + "/", expected: .hostTooLong(bytes: 256)),
+        .init(
+            name: "key-host-too-long", url: "https://" + String(repeating: "a", count: 256) + "/",
+            expected: .hostTooLong(bytes: 256)),
         .init(name: "key-port-zero", url: "https://example.com:0/", expected: .invalidPort),
         .init(name: "key-port-overflow", url: "https://example.com:65536/", expected: .invalidPort),
         .init(name: "key-port-huge", url: "https://example.com:99999999999999999999999/", expected: .invalidPort),
         .init(name: "key-port-letters", url: "https://example.com:http/", expected: .invalidPort),
         .init(name: "key-bad-percent", url: "https://example.com/%zz", expected: .invalidPercentEscape(offset: 20)),
-        .init(name: "key-truncated-percent", url: "https://example.com/a%2", expected: .invalidPercentEscape(offset: 21)),
-        .init(name: "key-bad-percent-query", url: "https://example.com/?q=%", expected: .invalidPercentEscape(offset: 23)),
-        .init(name: "key-url-over-8KiB", url: "https://example.com/" + String(repeating: "a", count: 8200), expected: .urlTooLong(bytes: 8220)),
+        .init(
+            name: "key-truncated-percent", url: "https://example.com/a%2", expected: .invalidPercentEscape(offset: 21)),
+        .init(
+            name: "key-bad-percent-query", url: "https://example.com/?q=%", expected: .invalidPercentEscape(offset: 23)),
+        .init(
+            name: "key-url-over-8KiB", url: "https://example.com/" + String(repeating: "a", count: 8200),
+            expected: .urlTooLong(bytes: 8220)),
     ]
 
     @Test(arguments: rejections)
@@ -51,7 +56,9 @@ struct CacheKeyTests {
 
     @Test("key-method-get-head-only [docs/Reliability.md §3.2]")
     func methods() throws {
-        #expect(throws: CacheKeyError.methodNotCacheable) { try CacheKey(partition: "p", method: .post, url: "https://a/") }
+        #expect(throws: CacheKeyError.methodNotCacheable) {
+            try CacheKey(partition: "p", method: .post, url: "https://a/")
+        }
         _ = try CacheKey(partition: "p", method: .head, url: "https://a/")
         #expect(throws: CacheKeyError.partitionTooLong(bytes: 1025)) {
             try CacheKey(partition: String(repeating: "p", count: 1025), method: .get, url: "https://a/")
@@ -105,9 +112,15 @@ struct CacheKeyTests {
     @Test("key-partition-and-method-in-key [docs/Reliability.md §3.2, §7.2]")
     func partitionAndMethod() throws {
         let url = "https://example.com/x"
-        #expect(try CacheKey(partition: "a", method: .get, url: url).encoded != CacheKey(partition: "b", method: .get, url: url).encoded)
-        #expect(try CacheKey(partition: "a", method: .get, url: url).encoded != CacheKey(partition: "a", method: .head, url: url).encoded)
-        #expect(try CacheKey(partition: "", method: .get, url: url).encoded != CacheKey(partition: " ", method: .get, url: url).encoded)
+        #expect(
+            try CacheKey(partition: "a", method: .get, url: url).encoded
+                != CacheKey(partition: "b", method: .get, url: url).encoded)
+        #expect(
+            try CacheKey(partition: "a", method: .get, url: url).encoded
+                != CacheKey(partition: "a", method: .head, url: url).encoded)
+        #expect(
+            try CacheKey(partition: "", method: .get, url: url).encoded
+                != CacheKey(partition: " ", method: .get, url: url).encoded)
     }
 
     @Test("key-naive-concatenation-collisions-distinct [docs/Reliability.md §3.2, apisix#13831]")
@@ -142,15 +155,23 @@ struct CacheKeyTests {
         // Each pool lists valid pieces first; `pick` takes one of those three times in four.
         let schemes = (["http", "HTTP", "https", "HtTpS"], ["ftp", "", "javascript", "h ttp", "https+x"])
         let separators = (["://"], [":/", ":", "//", ":///"])
-        let hosts = (["example.com", "EXAMPLE.com", "xn--bcher-kva.example", "[::1]", "127.0.0.1", "_x.example", "a..b"],
-                     ["bücher.example", String(repeating: "a", count: 300), "[::G]", "user:pw@example.com", "", "exa mple.com",
-                      "ex%41mple.com"])
+        let hosts = (
+            ["example.com", "EXAMPLE.com", "xn--bcher-kva.example", "[::1]", "127.0.0.1", "_x.example", "a..b"],
+            [
+                "bücher.example", String(repeating: "a", count: 300), "[::G]", "user:pw@example.com", "",
+                "exa mple.com",
+                "ex%41mple.com",
+            ]
+        )
         let ports = (["", ":", ":80", ":443", ":8080", ":0080"], [":0", ":65536", ":abc", "::80"])
-        let paths = (["", "/", "/..", "/%2e%2e/", "/a%2Fb", "/a%2fb", "/a/./b", "/%00", "/~user/", "/a;b=c"],
-                     ["/%", "/%zz", "/\u{0}", "/a\r\nb", "/ü", "/a\\b", String(repeating: "/x", count: 4500)])
+        let paths = (
+            ["", "/", "/..", "/%2e%2e/", "/a%2Fb", "/a%2fb", "/a/./b", "/%00", "/~user/", "/a;b=c"],
+            ["/%", "/%zz", "/\u{0}", "/a\r\nb", "/ü", "/a\\b", String(repeating: "/x", count: 4500)]
+        )
         let queries = (["", "?", "?q=1", "?Q=1&r=%20", "?a=b#frag", "#frag", "?[x]=1"], ["?%", "?\u{7F}"])
         func pick(_ pool: ([String], [String])) -> String {
-            random.next() % 4 != 0 ? pool.0.randomElement(using: &random)! : (pool.0 + pool.1).randomElement(using: &random)!
+            random.next() % 4 != 0
+                ? pool.0.randomElement(using: &random)! : (pool.0 + pool.1).randomElement(using: &random)!
         }
         var accepted = 0
         var rejected = 0
@@ -174,7 +195,8 @@ struct CacheKeyTests {
                 #expect(text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "seed \(seed): \(url.debugDescription)")
                 #expect(key.url.scheme == "http" || key.url.scheme == "https")
                 #expect(key.url.host == key.url.host.lowercased())
-                #expect((try? NormalizedURL(text)) == key.url, "seed \(seed): not idempotent for \(url.debugDescription)")
+                #expect(
+                    (try? NormalizedURL(text)) == key.url, "seed \(seed): not idempotent for \(url.debugDescription)")
                 let identity = partition + "\u{0}" + text
                 if let previous = keys[key.encoded] {
                     #expect(previous == identity, "seed \(seed): key collision")
@@ -203,7 +225,8 @@ struct CacheKeyTests {
             let n = UInt32(bytes.count)
             return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
         }
-        let expected = [UInt8(ascii: "K"), CacheKey.formatVersion] + field(Array(partition.utf8))
+        let expected =
+            [UInt8(ascii: "K"), CacheKey.formatVersion] + field(Array(partition.utf8))
             + field(Array("HEAD".utf8)) + field(Array(key.url.string.utf8))
         #expect(key.encoded == expected)
     }

@@ -20,52 +20,78 @@ struct ClientConditionalTests {
     static let lastModified = ("Last-Modified", httpDate(-100))
 
     static let cases: [ClientConditionalCase] = [
-        .init(name: "inm-strong-match", section: "RFC 9110 §13.2.2", stored: [etag], request: [("If-None-Match", "\"v1\"")],
-              notModified: true),
-        .init(name: "inm-weak-comparison", section: "RFC 9110 §13.1.2", stored: [weakETag],
-              request: [("If-None-Match", "\"v1\"")], notModified: true),
-        .init(name: "inm-weak-request-tag", section: "RFC 9110 §13.1.2", stored: [etag],
-              request: [("If-None-Match", "W/\"v1\"")], notModified: true),
-        .init(name: "inm-no-match", section: "RFC 9110 §13.1.2", stored: [etag], request: [("If-None-Match", "\"v2\"")],
-              notModified: false),
-        .init(name: "inm-list-member-matches", section: "RFC 9110 §13.1.2", stored: [etag],
-              request: [("If-None-Match", "\"a\", W/\"b\" ,\"v1\"")], notModified: true),
-        .init(name: "inm-tag-holding-a-comma", section: "RFC 9110 §8.8.3", stored: [("ETag", "\"a,b\"")],
-              request: [("If-None-Match", "\"x\", \"a,b\"")], notModified: true),
-        .init(name: "inm-repeated-field-lines", section: "RFC 9110 §5.3", stored: [etag],
-              request: [("If-None-Match", "\"x\""), ("If-None-Match", "\"v1\"")], notModified: true),
-        .init(name: "inm-star-matches-any", section: "RFC 9110 §13.1.2", stored: [("Cache-Control", "max-age=60")],
-              request: [("If-None-Match", "*")], notModified: true),
-        .init(name: "inm-stored-without-etag", section: "RFC 9110 §13.1.2", stored: [lastModified],
-              request: [("If-None-Match", "\"v1\"")], notModified: false),
-        .init(name: "inm-unquoted-ignored", section: "RFC 9110 §8.8.3", stored: [("ETag", "\"v1\"")],
-              request: [("If-None-Match", "v1")], notModified: false),
-        .init(name: "inm-empty-ignored", section: "RFC 9110 §13.1.2", stored: [etag], request: [("If-None-Match", " ")],
-              notModified: false),
-        .init(name: "inm-takes-precedence-over-ims", section: "RFC 9110 §13.2.2", stored: [etag, lastModified],
-              request: [("If-None-Match", "\"v2\""), ("If-Modified-Since", httpDate(0))], notModified: false),
-        .init(name: "ims-not-modified-since", section: "RFC 9110 §13.1.3", stored: [lastModified],
-              request: [("If-Modified-Since", httpDate(-100))], notModified: true),
-        .init(name: "ims-later-than-last-modified", section: "RFC 9110 §13.1.3", stored: [lastModified],
-              request: [("If-Modified-Since", httpDate(-50))], notModified: true),
-        .init(name: "ims-modified-since", section: "RFC 9110 §13.1.3", stored: [lastModified],
-              request: [("If-Modified-Since", httpDate(-101))], notModified: false),
-        .init(name: "ims-falls-back-to-date", section: "RFC 9111 §4.3.2", stored: [("Date", httpDate(-10))],
-              request: [("If-Modified-Since", httpDate(-10))], notModified: true),
-        .init(name: "ims-date-newer-than-ims", section: "RFC 9111 §4.3.2", stored: [("Date", httpDate(-10))],
-              request: [("If-Modified-Since", httpDate(-11))], notModified: false),
-        .init(name: "ims-falls-back-to-receipt-time", section: "RFC 9111 §4.3.2", stored: [("Cache-Control", "max-age=60")],
-              request: [("If-Modified-Since", httpDate(0))], notModified: true),
-        .init(name: "ims-invalid-date-ignored", section: "RFC 9110 §13.1.3", stored: [lastModified],
-              request: [("If-Modified-Since", "yesterday")], notModified: false),
-        .init(name: "head-answered-too", section: "RFC 9110 §13.2.2", method: .head, stored: [etag],
-              request: [("If-None-Match", "\"v1\"")], notModified: true),
-        .init(name: "if-match-not-evaluated", section: "RFC 9111 §4.3.2", stored: [etag], request: [("If-Match", "\"v2\"")],
-              notModified: false),
-        .init(name: "if-unmodified-since-not-evaluated", section: "RFC 9111 §4.3.2", stored: [lastModified],
-              request: [("If-Unmodified-Since", httpDate(-1000))], notModified: false),
-        .init(name: "unconditional", section: "RFC 9110 §13.2.2", stored: [etag, lastModified], request: [],
-              notModified: false),
+        .init(
+            name: "inm-strong-match", section: "RFC 9110 §13.2.2", stored: [etag],
+            request: [("If-None-Match", "\"v1\"")],
+            notModified: true),
+        .init(
+            name: "inm-weak-comparison", section: "RFC 9110 §13.1.2", stored: [weakETag],
+            request: [("If-None-Match", "\"v1\"")], notModified: true),
+        .init(
+            name: "inm-weak-request-tag", section: "RFC 9110 §13.1.2", stored: [etag],
+            request: [("If-None-Match", "W/\"v1\"")], notModified: true),
+        .init(
+            name: "inm-no-match", section: "RFC 9110 §13.1.2", stored: [etag], request: [("If-None-Match", "\"v2\"")],
+            notModified: false),
+        .init(
+            name: "inm-list-member-matches", section: "RFC 9110 §13.1.2", stored: [etag],
+            request: [("If-None-Match", "\"a\", W/\"b\" ,\"v1\"")], notModified: true),
+        .init(
+            name: "inm-tag-holding-a-comma", section: "RFC 9110 §8.8.3", stored: [("ETag", "\"a,b\"")],
+            request: [("If-None-Match", "\"x\", \"a,b\"")], notModified: true),
+        .init(
+            name: "inm-repeated-field-lines", section: "RFC 9110 §5.3", stored: [etag],
+            request: [("If-None-Match", "\"x\""), ("If-None-Match", "\"v1\"")], notModified: true),
+        .init(
+            name: "inm-star-matches-any", section: "RFC 9110 §13.1.2", stored: [("Cache-Control", "max-age=60")],
+            request: [("If-None-Match", "*")], notModified: true),
+        .init(
+            name: "inm-stored-without-etag", section: "RFC 9110 §13.1.2", stored: [lastModified],
+            request: [("If-None-Match", "\"v1\"")], notModified: false),
+        .init(
+            name: "inm-unquoted-ignored", section: "RFC 9110 §8.8.3", stored: [("ETag", "\"v1\"")],
+            request: [("If-None-Match", "v1")], notModified: false),
+        .init(
+            name: "inm-empty-ignored", section: "RFC 9110 §13.1.2", stored: [etag], request: [("If-None-Match", " ")],
+            notModified: false),
+        .init(
+            name: "inm-takes-precedence-over-ims", section: "RFC 9110 §13.2.2", stored: [etag, lastModified],
+            request: [("If-None-Match", "\"v2\""), ("If-Modified-Since", httpDate(0))], notModified: false),
+        .init(
+            name: "ims-not-modified-since", section: "RFC 9110 §13.1.3", stored: [lastModified],
+            request: [("If-Modified-Since", httpDate(-100))], notModified: true),
+        .init(
+            name: "ims-later-than-last-modified", section: "RFC 9110 §13.1.3", stored: [lastModified],
+            request: [("If-Modified-Since", httpDate(-50))], notModified: true),
+        .init(
+            name: "ims-modified-since", section: "RFC 9110 §13.1.3", stored: [lastModified],
+            request: [("If-Modified-Since", httpDate(-101))], notModified: false),
+        .init(
+            name: "ims-falls-back-to-date", section: "RFC 9111 §4.3.2", stored: [("Date", httpDate(-10))],
+            request: [("If-Modified-Since", httpDate(-10))], notModified: true),
+        .init(
+            name: "ims-date-newer-than-ims", section: "RFC 9111 §4.3.2", stored: [("Date", httpDate(-10))],
+            request: [("If-Modified-Since", httpDate(-11))], notModified: false),
+        .init(
+            name: "ims-falls-back-to-receipt-time", section: "RFC 9111 §4.3.2",
+            stored: [("Cache-Control", "max-age=60")],
+            request: [("If-Modified-Since", httpDate(0))], notModified: true),
+        .init(
+            name: "ims-invalid-date-ignored", section: "RFC 9110 §13.1.3", stored: [lastModified],
+            request: [("If-Modified-Since", "yesterday")], notModified: false),
+        .init(
+            name: "head-answered-too", section: "RFC 9110 §13.2.2", method: .head, stored: [etag],
+            request: [("If-None-Match", "\"v1\"")], notModified: true),
+        .init(
+            name: "if-match-not-evaluated", section: "RFC 9111 §4.3.2", stored: [etag],
+            request: [("If-Match", "\"v2\"")],
+            notModified: false),
+        .init(
+            name: "if-unmodified-since-not-evaluated", section: "RFC 9111 §4.3.2", stored: [lastModified],
+            request: [("If-Unmodified-Since", httpDate(-1000))], notModified: false),
+        .init(
+            name: "unconditional", section: "RFC 9110 §13.2.2", stored: [etag, lastModified], request: [],
+            notModified: false),
     ]
 
     @Test(arguments: cases)

@@ -19,7 +19,8 @@ func fields(_ pairs: [(String, String)]) -> HTTPFields {
 }
 
 func request(_ method: HTTPRequest.Method = .get, _ headers: [(String, String)] = []) -> HTTPRequest {
-    HTTPRequest(method: method, scheme: "https", authority: "example.com", path: "/resource", headerFields: fields(headers))
+    HTTPRequest(
+        method: method, scheme: "https", authority: "example.com", path: "/resource", headerFields: fields(headers))
 }
 
 func response(_ status: Int = 200, _ headers: [(String, String)] = []) -> HTTPResponse {

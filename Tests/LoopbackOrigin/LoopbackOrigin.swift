@@ -11,7 +11,9 @@ public final class LoopbackOrigin: Sendable {
         public var headers: [(name: String, value: String)]
         /// The request body (read up to its Content-Length).
         public var body: [UInt8] = []
-        public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
     }
 
     public struct Response: Sendable {
@@ -33,7 +35,8 @@ public final class LoopbackOrigin: Sendable {
 
     public let port: Int
     private let listener: Int32
-    private let state = Mutex<(requests: [Request], handler: @Sendable (Request, Int) -> Response)>(([], { _, _ in Response() }))
+    private let state = Mutex<(requests: [Request], handler: @Sendable (Request, Int) -> Response)>(
+        ([], { _, _ in Response() }))
     private let stopped = Mutex(false)
 
     public init(_ handler: @escaping @Sendable (Request, Int) -> Response) throws {
@@ -127,7 +130,9 @@ public final class LoopbackOrigin: Sendable {
 extension [UInt8] {
     fileprivate var headerEnd: Int? {
         guard count >= 4 else { return nil }
-        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return i }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 {
+            return i
+        }
         return nil
     }
     fileprivate var containsHeaderEnd: Bool { headerEnd != nil }
@@ -160,9 +165,12 @@ public enum LoopbackClient {
         let status = Int(lines[0].split(separator: " ")[1]) ?? 500
         var fields = HTTPFields()
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else { continue }
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                continue
+            }
             if name == .contentLength || name == .connection { continue }
-            fields.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            fields.append(
+                HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(data[(headEnd + 4)...]))
     }

@@ -43,7 +43,11 @@ struct MultiProcessTests {
         // Counters are exact after the run: entries equals what a full walk of the keys finds.
         let store = try CacheStore(directory: dir)
         var found = 0
-        for n in 0..<1000 where try store.record(for: Array("https://api.example.com/items/\(n)?v=1".utf8), variant: [], includeBody: false, countAsUse: false) != nil {
+        for n in 0..<1000
+        where try store.record(
+            for: Array("https://api.example.com/items/\(n)?v=1".utf8), variant: [], includeBody: false,
+            countAsUse: false) != nil
+        {
             found += 1
         }
         for id in 0..<4 where try store.version(for: Array("marker-\(id)".utf8)) != nil { found += 1 }

@@ -26,9 +26,21 @@ extension Reliability {
                 let point = points[round % points.count]
                 var children: [(name: String, child: Child)] = [
                     ("writerA", try Child(["writer", dir, String(seed &+ UInt64(round)), String(round * 2), "200"])),
-                    ("writerB", try Child(["rel-crashwriter", dir, String(seed &+ UInt64(round) &* 31), String(round * 2 + 1), "200", point])),
+                    (
+                        "writerB",
+                        try Child([
+                            "rel-crashwriter", dir, String(seed &+ UInt64(round) &* 31), String(round * 2 + 1), "200",
+                            point,
+                        ])
+                    ),
                     ("reader", try Child(["reader", dir, "0.5", "200"])),
-                    ("rewriter", try Child(["rel-rewriter", dir, "20", String(seed &+ UInt64(round) &* 7), rewritePoints[round % rewritePoints.count]])),
+                    (
+                        "rewriter",
+                        try Child([
+                            "rel-rewriter", dir, "20", String(seed &+ UInt64(round) &* 7),
+                            rewritePoints[round % rewritePoints.count],
+                        ])
+                    ),
                 ]
                 if round >= rounds / 2 {
                     children.append(("compactor", try Child(["rel-compactor", dir, "30", "5000"])))
@@ -48,20 +60,27 @@ extension Reliability {
                     if name == "rewriter" && result.status == 77 { rewriterDeaths += 1 }
                     // A kill -9 ends with a signal; anything else must be a clean exit or 77.
                     let signalled = child.process.terminationReason == .uncaughtSignal
-                    #expect(signalled || result.status == 0 || result.status == 77,
-                            "round \(round) \(name) (seed \(seed)): status \(result.status) \(result.err)")
+                    #expect(
+                        signalled || result.status == 0 || result.status == 77,
+                        "round \(round) \(name) (seed \(seed)): status \(result.status) \(result.err)")
                 }
                 // Then: every acknowledged store so far is readable, bit-exact, from a new process.
                 if FileManager.default.fileExists(atPath: ackFile) {
                     let verify = try Child.run(["verify", dir, ackFile])
                     #expect(verify.status == 0, "round \(round) point \(point) (seed \(seed)): \(verify.err)")
                     if verify.status != 0 { break }
-                    verifiedKeys = Int(verify.out.split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? verifiedKeys
+                    verifiedKeys =
+                        Int(
+                            verify.out.split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                        ) ?? verifiedKeys
                 }
             }
             #expect(acknowledged > rounds, "the writers made progress")
-            #expect(pointDeaths > rounds / 8, "writer B died at its kill point in a fair share of rounds (\(pointDeaths))")
-            #expect(rewriterDeaths > rounds / 8, "the rewriter died at a kill point of the switch in a fair share of rounds (\(rewriterDeaths))")
+            #expect(
+                pointDeaths > rounds / 8, "writer B died at its kill point in a fair share of rounds (\(pointDeaths))")
+            #expect(
+                rewriterDeaths > rounds / 8,
+                "the rewriter died at a kill point of the switch in a fair share of rounds (\(rewriterDeaths))")
 
             // Stale reader slots: a new open reclaims every slot of a dead process.
             #expect(try Child.run(["get", dir, "nothing"]).status == 4)
@@ -84,7 +103,9 @@ extension Reliability {
             #expect(report.orphanFiles + report.tempFiles == before.orphanFiles + before.tempFiles)
             let verify = try Child.run(["verify", dir, ackFile])
             #expect(verify.status == 0, "after compaction (seed \(seed)): \(verify.err)")
-            print("T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) rewriterDeaths=\(rewriterDeaths) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0")
+            print(
+                "T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) rewriterDeaths=\(rewriterDeaths) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0"
+            )
         }
     }
 }

@@ -5,7 +5,9 @@ import Testing
 extension Reliability {
     /// docs/Reliability.md T5 (disk full) and T9 (two users in one group).
     @Suite struct Environment {
-        @Test("T5 disk full on a 16 MiB tmpfs: .diskFull for bodies and for the index commit, nothing lost, stores resume")
+        @Test(
+            "T5 disk full on a 16 MiB tmpfs: .diskFull for bodies and for the index commit, nothing lost, stores resume"
+        )
         func diskFull() throws {
             let scratch = Scratch()
             let mount = scratch.root + "/mnt"
@@ -14,9 +16,12 @@ extension Reliability {
             let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
             let probe = try Child.shell("\(unshare) true")
             try #require(probe.status == 0, "no mount namespace available here: \(probe.err)")
-            let result = try Child.shell("\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-diskfull \(mount)/cache \(mount)/filler'")
+            let result = try Child.shell(
+                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-diskfull \(mount)/cache \(mount)/filler'"
+            )
             #expect(result.status == 0, "\(result.out)\n\(result.err)")
-            #expect(result.out.contains("A diskFull") && result.out.contains("B diskFull") && result.out.contains("C ok"))
+            #expect(
+                result.out.contains("A diskFull") && result.out.contains("B diskFull") && result.out.contains("C ok"))
             print("T5: " + result.out.split(separator: "\n").joined(separator: "; "))
         }
 
@@ -45,19 +50,27 @@ extension Reliability {
             #expect(mkdir(shared, 0o770) == 0 && chown(shared, 0, gid_t(gid)) == 0 && chmod(shared, 0o2770) == 0)
             let dir = shared + "/cache"
             func run(_ uid: Int, umask: String, _ args: [String]) throws -> Child {
-                try Child(program: "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--",
-                                                        "/bin/sh", "-c", "umask \(umask); HOME=/tmp exec \"$0\" \"$@\"", Child.worker] + args)
+                try Child(
+                    program: "/usr/bin/setpriv",
+                    [
+                        "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--",
+                        "/bin/sh", "-c", "umask \(umask); HOME=/tmp exec \"$0\" \"$@\"", Child.worker,
+                    ] + args)
             }
             // Alternating, then together, then with the compactor as a third uid.
             let seed = runSeed("T9")
             var statuses: [String] = []
             for (i, (uid, mask)) in [(uidA, "077"), (uidB, "022"), (uidA, "077"), (uidB, "022")].enumerated() {
-                let r = try run(uid, umask: mask, ["mixed", dir, String(seed &+ UInt64(i)), "1.5", "200", String(i), "65536"]).finish()
+                let r = try run(
+                    uid, umask: mask, ["mixed", dir, String(seed &+ UInt64(i)), "1.5", "200", String(i), "65536"]
+                ).finish()
                 #expect(r.status == 0, "uid \(uid) umask \(mask): \(r.err)")
                 statuses.append("\(uid)/\(mask)=\(r.status)")
             }
-            let together = [try run(uidA, umask: "077", ["mixed", dir, String(seed &+ 10), "3", "200", "4", "65536"]),
-                            try run(uidB, umask: "022", ["mixed", dir, String(seed &+ 11), "3", "200", "5", "65536"])]
+            let together = [
+                try run(uidA, umask: "077", ["mixed", dir, String(seed &+ 10), "3", "200", "4", "65536"]),
+                try run(uidB, umask: "022", ["mixed", dir, String(seed &+ 11), "3", "200", "5", "65536"]),
+            ]
             let compactor = try run(uidC, umask: "077", ["rel-compactor", dir, "200", "5000", "200000"])
             for child in together {
                 let r = child.finish()
@@ -82,7 +95,9 @@ extension Reliability {
                 if !isDir && mode != 0o660 { bad.append("\(path) file mode \(String(mode, radix: 8))") }
             }
             #expect(bad.isEmpty, "\(bad.prefix(20))")
-            print("T9: uids=\(uidA),\(uidB),\(uidC) gid=\(gid) runs=\(statuses) compactions=\(c.out.split(separator: "\n").count) pathsChecked=\(checked) badModes=\(bad.count)")
+            print(
+                "T9: uids=\(uidA),\(uidB),\(uidC) gid=\(gid) runs=\(statuses) compactions=\(c.out.split(separator: "\n").count) pathsChecked=\(checked) badModes=\(bad.count)"
+            )
         }
     }
 }

@@ -42,13 +42,17 @@ extension Reliability {
             // And a lookup never serves a file from outside.
             if let store {
                 for n in 0..<20 {
-                    if let hit = try store.record(for: Array("k\(n)".utf8)) { #expect(hit.body == Self.incompressible(n)) }
+                    if let hit = try store.record(for: Array("k\(n)".utf8)) {
+                        #expect(hit.body == Self.incompressible(n))
+                    }
                 }
             }
             print("T10 fan-out symlinks: stored=\(stored) refused=\(Set(refused)) leakedOutside=\(leaked.count)")
         }
 
-        @Test("bodies/ or tmp/ replaced by a symlink before open: open refuses with .unsafeDirectory", arguments: ["bodies", "tmp"])
+        @Test(
+            "bodies/ or tmp/ replaced by a symlink before open: open refuses with .unsafeDirectory",
+            arguments: ["bodies", "tmp"])
         func symlinkedDirectoryAtOpen(_ name: String) throws {
             let scratch = Scratch()
             _ = try CacheStore(directory: scratch.cache)
@@ -66,12 +70,14 @@ extension Reliability {
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: outside)) ?? []).isEmpty)
         }
 
-        @Test("bodies/ or tmp/ a symlink at open is reported as .unsafeDirectory (not .io)", arguments: ["bodies", "tmp"])
+        @Test(
+            "bodies/ or tmp/ a symlink at open is reported as .unsafeDirectory (not .io)", arguments: ["bodies", "tmp"])
         func symlinkedDirectoryErrorCode(_ name: String) throws {
             let scratch = Scratch()
             _ = try CacheStore(directory: scratch.cache)
             try FileManager.default.removeItem(atPath: scratch.cache + "/" + name)
-            try FileManager.default.createSymbolicLink(atPath: scratch.cache + "/" + name, withDestinationPath: scratch.root)
+            try FileManager.default.createSymbolicLink(
+                atPath: scratch.cache + "/" + name, withDestinationPath: scratch.root)
             var code: CacheError.Code?
             do { _ = try CacheStore(directory: scratch.cache) } catch { code = error.code }
             #expect(code == .unsafeDirectory)
@@ -85,7 +91,9 @@ extension Reliability {
             try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
             try FileManager.default.moveItem(atPath: scratch.cache + "/tmp", toPath: scratch.cache + "/tmp.moved")
             try FileManager.default.createSymbolicLink(atPath: scratch.cache + "/tmp", withDestinationPath: outside)
-            for n in 0..<10 { _ = try? store.store(RecordDescriptor(key: Array("k\(n)".utf8)), body: Self.incompressible(n)) }
+            for n in 0..<10 {
+                _ = try? store.store(RecordDescriptor(key: Array("k\(n)".utf8)), body: Self.incompressible(n))
+            }
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: outside)) ?? []).isEmpty)
         }
 
@@ -98,7 +106,9 @@ extension Reliability {
             let path = scratch.cache + "/" + store.debugBodyPath(for: Array("k".utf8))!
             // Given: the body replaced by a hard link to someone's file (same size, even).
             let outside = scratch.root + "/victim"
-            let secret = Data(repeating: 0x53, count: (try FileManager.default.attributesOfItem(atPath: path)[.size] as! NSNumber).intValue)
+            let secret = Data(
+                repeating: 0x53,
+                count: (try FileManager.default.attributesOfItem(atPath: path)[.size] as! NSNumber).intValue)
             FileManager.default.createFile(atPath: outside, contents: secret)
             try FileManager.default.removeItem(atPath: path)
             #expect(link(outside, path) == 0)

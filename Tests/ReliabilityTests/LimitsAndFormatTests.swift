@@ -13,7 +13,9 @@ extension Reliability {
             let scratch = Scratch()
             let result = try Child.run(["rel-rss", scratch.cache, "100"])
             #expect(result.status == 0, "\(result.out) \(result.err)")
-            let growth = result.out.split(separator: " ").first { $0.hasPrefix("growthKiB=") }.flatMap { Int($0.dropFirst(10)) }
+            let growth = result.out.split(separator: " ").first { $0.hasPrefix("growthKiB=") }.flatMap {
+                Int($0.dropFirst(10))
+            }
             #expect(growth.map { $0 < 8 * 1024 } == true, "\(result.out)")
             print("T17: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
         }
@@ -35,15 +37,18 @@ extension Reliability {
             return true
         }
 
-        @Test("T18 a directory whose format record says 2 (or 0) is refused with .unsupportedVersion and left untouched",
-              arguments: ["0200000000000000", "0000000000000000"])
+        @Test(
+            "T18 a directory whose format record says 2 (or 0) is refused with .unsupportedVersion and left untouched",
+            arguments: ["0200000000000000", "0000000000000000"])
         func unknownFormatVersion(_ valueHex: String) throws {
             let scratch = Scratch()
             do {
                 let store = try CacheStore(directory: scratch.cache)
                 try store.store(RecordDescriptor(key: Array("k".utf8)), body: Array(repeating: 7, count: 10_000))
             }
-            guard try Self.setFormat(scratch.cache, valueHex: valueHex) else { print("T18 skipped: mdb_dump/mdb_load missing"); return }
+            guard try Self.setFormat(scratch.cache, valueHex: valueHex) else {
+                print("T18 skipped: mdb_dump/mdb_load missing"); return
+            }
             let before = try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies").flatMap {
                 try FileManager.default.contentsOfDirectory(atPath: scratch.cache + "/bodies/" + $0)
             }
@@ -59,7 +64,9 @@ extension Reliability {
             #expect(before == after, "a refused open changed nothing")
             // Putting the format back makes the data readable again: refused, never misread.
             #expect(try Self.setFormat(scratch.cache, valueHex: "0100000000000000"))
-            #expect(try CacheStore(directory: scratch.cache).record(for: Array("k".utf8))?.body == Array(repeating: 7, count: 10_000))
+            #expect(
+                try CacheStore(directory: scratch.cache).record(for: Array("k".utf8))?.body
+                    == Array(repeating: 7, count: 10_000))
         }
 
         @Test("T18 a format record of the wrong size is a typed error, not a misread")
@@ -71,7 +78,9 @@ extension Reliability {
             #expect(other.status == 2, "\(other)")
         }
 
-        @Test("T18 a record of a newer minor format is read (what it adds is skipped); one of another major is a miss that no lookup or verify --fix purges")
+        @Test(
+            "T18 a record of a newer minor format is read (what it adds is skipped); one of another major is a miss that no lookup or verify --fix purges"
+        )
         func recordOfFutureFormat() throws {
             let scratch = Scratch()
             let store = try CacheStore(directory: scratch.cache)

@@ -29,9 +29,13 @@ extension Reliability {
                 let storm = try (0..<16).map { _ in try Child(["rel-openclose", scratch.cache, "1"]) }
                 for (i, child) in storm.enumerated() {
                     let result = child.finish()
-                    if result.status != 0 || !result.out.contains("OPENED 1") { failures.append("round \(round) process \(i): \(result.err)") }
+                    if result.status != 0 || !result.out.contains("OPENED 1") {
+                        failures.append("round \(round) process \(i): \(result.err)")
+                    }
                 }
-                #expect(try CacheStore(directory: scratch.cache).statistics().entries == 16, "round \(round): every process's store is there")
+                #expect(
+                    try CacheStore(directory: scratch.cache).statistics().entries == 16,
+                    "round \(round): every process's store is there")
             }
             #expect(failures.isEmpty, "\(failures.prefix(3))")
             print("first open: rounds=\(rounds) processes=16 failures=\(failures.count)")
@@ -42,7 +46,9 @@ extension Reliability {
             let scratch = Scratch()
             let dir = scratch.cache, ackFile = scratch.root + "/acks"
             let seconds = soak ? "60" : "6"
-            let writers = try (0..<2).map { try Child(["rel-mapwriter", dir, String($0), seconds, String(1 << 20), String(64 << 20)]) }
+            let writers = try (0..<2).map {
+                try Child(["rel-mapwriter", dir, String($0), seconds, String(1 << 20), String(64 << 20)])
+            }
             var maps: Set<Int> = [], growthLines = 0, acked = 0
             for (i, writer) in writers.enumerated() {
                 let result = writer.finish()
@@ -58,14 +64,18 @@ extension Reliability {
             let finalMap = try CacheStore(directory: dir).statistics().indexMapBytes
             #expect(finalMap > 1 << 20, "the map grew")
             #expect(maps.count >= 2, "the writers saw the map change under them: \(maps.sorted())")
-            print("T6 growth: writers=2 acked=\(acked) mapSizesSeen=\(maps.sorted()) sizeChangesSeen=\(growthLines) finalMap=\(finalMap)")
+            print(
+                "T6 growth: writers=2 acked=\(acked) mapSizesSeen=\(maps.sorted()) sizeChangesSeen=\(growthLines) finalMap=\(finalMap)"
+            )
         }
 
         @Test("T6 hard cap: at a fixed 1 MiB map both writers get .indexFull, reads keep working")
         func mapCap() throws {
             let scratch = Scratch()
             let dir = scratch.cache, ackFile = scratch.root + "/acks"
-            let writers = try (0..<2).map { try Child(["rel-mapwriter", dir, String($0), "60", String(1 << 20), String(1 << 20)]) }
+            let writers = try (0..<2).map {
+                try Child(["rel-mapwriter", dir, String($0), "60", String(1 << 20), String(1 << 20)])
+            }
             var full = 0, acked = 0
             for (i, writer) in writers.enumerated() {
                 let result = writer.finish()
@@ -77,28 +87,45 @@ extension Reliability {
             // A new store is refused with .indexFull; removing entries makes room again. (The map
             // cap is per process: a process opened with a larger maximumIndexBytes would grow the
             // shared map, so the cross-process verify comes last.)
-            let store = try CacheStore(directory: dir, configuration: {
-                var c = CacheStoreConfiguration(); c.initialIndexBytes = 1 << 20; c.maximumIndexBytes = 1 << 20; return c
-            }())
+            let store = try CacheStore(
+                directory: dir,
+                configuration: {
+                    var c = CacheStoreConfiguration(); c.initialIndexBytes = 1 << 20; c.maximumIndexBytes = 1 << 20;
+                    return c
+                }())
             var refused: CacheError?
             do {
-                for i in 0..<50 { try store.store(RecordDescriptor(key: Array("extra-\(i)".utf8), userInfo: [UInt8](repeating: UInt8(i), count: 1800)), body: [1]) }
+                for i in 0..<50 {
+                    try store.store(
+                        RecordDescriptor(
+                            key: Array("extra-\(i)".utf8), userInfo: [UInt8](repeating: UInt8(i), count: 1800)),
+                        body: [1])
+                }
             } catch { refused = error }
             #expect(refused?.code == .indexFull, "\(refused.map { $0.detailedDescription() } ?? "accepted")")
             #expect(try store.statistics().indexMapBytes == 1 << 20)
             let text = try String(contentsOfFile: ackFile, encoding: .utf8)
-            let keys = text.split(separator: "\n").filter { $0.contains(" map-0-") }.map { String($0.split(separator: " ")[1]) }
+            let keys = text.split(separator: "\n").filter { $0.contains(" map-0-") }.map {
+                String($0.split(separator: " ")[1])
+            }
             var removeErrors: [String] = []
             for key in keys {
                 do { try store.remove(key: Array(key.utf8)) } catch { removeErrors.append(error.code.name) }
             }
             // Some of these removes may fail with .indexFull (see removesAtTheCap); enough succeed.
             var storeError: CacheError?
-            do { try store.store(RecordDescriptor(key: Array("after-remove".utf8)), body: [UInt8](repeating: 9, count: 1000)) } catch { storeError = error }
-            #expect(storeError == nil, "after removing \(keys.count) entries: \(storeError.map { $0.detailedDescription() } ?? "")")
+            do {
+                try store.store(
+                    RecordDescriptor(key: Array("after-remove".utf8)), body: [UInt8](repeating: 9, count: 1000))
+            } catch { storeError = error }
+            #expect(
+                storeError == nil,
+                "after removing \(keys.count) entries: \(storeError.map { $0.detailedDescription() } ?? "")")
             #expect(try store.record(for: Array("after-remove".utf8))?.body == [UInt8](repeating: 9, count: 1000))
             let removed = Set(keys)
-            let remaining = text.split(separator: "\n").filter { !removed.contains(String($0.split(separator: " ")[1])) }
+            let remaining = text.split(separator: "\n").filter {
+                !removed.contains(String($0.split(separator: " ")[1]))
+            }
             try remaining.map { $0 + "\n" }.joined().write(toFile: ackFile, atomically: true, encoding: .utf8)
             let verify = try Child.run(["verify", dir, ackFile])
             #expect(verify.status == 0, "\(verify.err)")
@@ -109,13 +136,17 @@ extension Reliability {
         func removesAtTheCap() throws {
             let scratch = Scratch()
             let dir = scratch.cache
-            let writers = try (0..<2).map { try Child(["rel-mapwriter", dir, String($0), "60", String(1 << 20), String(1 << 20)]) }
+            let writers = try (0..<2).map {
+                try Child(["rel-mapwriter", dir, String($0), "60", String(1 << 20), String(1 << 20)])
+            }
             let outputs = writers.map { $0.finish().out }
             var c = CacheStoreConfiguration()
             c.initialIndexBytes = 1 << 20
             c.maximumIndexBytes = 1 << 20
             let store = try CacheStore(directory: dir, configuration: c)
-            let keys = outputs.joined().split(separator: "\n").filter { $0.hasPrefix("ACK ") }.map { String($0.split(separator: " ")[1]) }
+            let keys = outputs.joined().split(separator: "\n").filter { $0.hasPrefix("ACK ") }.map {
+                String($0.split(separator: " ")[1])
+            }
             var failures = 0
             for key in keys { do { try store.remove(key: Array(key.utf8)) } catch { failures += 1 } }
             #expect(failures == 0, "\(failures) of \(keys.count) removes failed with the index at its cap")
@@ -139,7 +170,9 @@ extension Reliability {
                 for reader in readers { reader.kill9() }
                 for reader in readers { _ = reader.finish() }
                 killed += wave
-                if wave == 16, killed == 16, let pids = readerTablePids(dir) { staleAfterWave1 = pids.filter { !isAlive($0) }.count }
+                if wave == 16, killed == 16, let pids = readerTablePids(dir) {
+                    staleAfterWave1 = pids.filter { !isAlive($0) }.count
+                }
                 if killed == 16 {
                     // The process that opened earlier takes its first slot now: MDB_READERS_FULL
                     // → mdb_reader_check → retry.
@@ -159,8 +192,12 @@ extension Reliability {
                 }
             }
             #expect(opens == 20)
-            if let pids = readerTablePids(dir) { #expect(pids.filter { !isAlive($0) }.isEmpty, "stale slots remain: \(pids)") }
-            print("T7 slots: maxReaders=16 killedInsideReads=\(killed) staleSlotsBeforeRetry=\(staleAfterWave1) newOpens=\(opens)/20")
+            if let pids = readerTablePids(dir) {
+                #expect(pids.filter { !isAlive($0) }.isEmpty, "stale slots remain: \(pids)")
+            }
+            print(
+                "T7 slots: maxReaders=16 killedInsideReads=\(killed) staleSlotsBeforeRetry=\(staleAfterWave1) newOpens=\(opens)/20"
+            )
         }
 
         @Test("T7 tasks: 64 Swift tasks look up concurrently in one process; every hit whole")
@@ -178,9 +215,14 @@ extension Reliability {
                         var hits = 0
                         for i in 0..<lookups {
                             let n = Int(rng.next() % 220)
-                            if t % 8 == 0 && i % 100 == 0 { try store.store(RecordDescriptor(key: Array("task-\(n % 200)".utf8)), body: body(n % 200)) }
+                            if t % 8 == 0 && i % 100 == 0 {
+                                try store.store(
+                                    RecordDescriptor(key: Array("task-\(n % 200)".utf8)), body: body(n % 200))
+                            }
                             if let hit = try store.record(for: Array("task-\(n)".utf8)) {
-                                guard hit.body == body(n) else { throw CacheError(.corrupt, "task \(t): wrong body for \(n)") }
+                                guard hit.body == body(n) else {
+                                    throw CacheError(.corrupt, "task \(t): wrong body for \(n)")
+                                }
                                 hits += 1
                             } else if n < 200 {
                                 throw CacheError(.notFound, "task \(t): lost task-\(n)")

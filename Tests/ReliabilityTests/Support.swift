@@ -47,7 +47,8 @@ func appendAcks(_ out: String, to file: String) -> Int {
 func readerTablePids(_ cache: String) -> [Int32]? {
     // mdb_stat exits 1 after printing only the reader table; the header says it ran.
     guard let result = try? Child.shell("command -v mdb_stat >/dev/null && mdb_stat -n -r '\(cache)/index.lmdb'"),
-          result.out.contains("Reader Table Status") else { return nil }
+        result.out.contains("Reader Table Status")
+    else { return nil }
     // Lines look like "    1234 7f00deadbeef 42" under a "    pid     thread     txnid" header.
     return result.out.split(separator: "\n").compactMap { line in
         let parts = line.split(separator: " ")
@@ -62,7 +63,8 @@ typealias Seeded = SplitMix64
 
 /// The seed of a run: SUC_SEED to replay one, otherwise random; always printed.
 func runSeed(_ name: String) -> UInt64 {
-    let seed = ProcessInfo.processInfo.environment["SUC_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1_000_000_000)
+    let seed =
+        ProcessInfo.processInfo.environment["SUC_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1_000_000_000)
     print("\(name) seed \(seed) (replay: SUC_SEED=\(seed))")
     return seed
 }

@@ -26,7 +26,8 @@ struct EarlierReleaseEntry {
     /// Whether `store` serves this entry bit-exact: body, head, userInfo, partition.
     func isServed(by store: CacheStore) throws -> Bool {
         guard let record = try store.record(for: key, variant: variant) else { return false }
-        return record.body == body && record.head == head && record.userInfo == userInfo && record.partition == partition
+        return record.body == body && record.head == head && record.userInfo == userInfo
+            && record.partition == partition
     }
 }
 
@@ -46,7 +47,9 @@ extension Reliability {
             return URL(fileURLWithPath: out)
         }
 
-        @Test("an earlier release storing while this one stores and compacts: nothing lost, the index rewrite waits for it, and afterwards it refuses the directory without harm")
+        @Test(
+            "an earlier release storing while this one stores and compacts: nothing lost, the index rewrite waits for it, and afterwards it refuses the directory without harm"
+        )
         func rollingUpgrade() throws {
             let scratch = Scratch()
             let dir = scratch.cache
@@ -59,7 +62,9 @@ extension Reliability {
             let store = try CacheStore(directory: dir)
             // Incompressible 1.8 KB bodies: inline, each record on its own overflow page.
             var x: UInt32 = 7
-            let filler = (0..<1800).map { _ -> UInt8 in x = x &* 1_103_515_245 &+ 12_345; return UInt8(x >> 24) }
+            let filler = (0..<1800).map { _ -> UInt8 in
+                x = x &* 1_103_515_245 &+ 12_345; return UInt8(x >> 24)
+            }
             for i in 0..<3000 { try store.store(RecordDescriptor(key: Array("new-\(i)".utf8)), body: filler) }
             for i in 0..<3000 where i % 10 != 0 { try store.remove(key: Array("new-\(i)".utf8)) }
             let during = try store.compact(CompactionPolicy())
@@ -75,7 +80,9 @@ extension Reliability {
             #expect(acked.count > 10, "the earlier writer made progress")
             // Every acknowledged store of the earlier release is served bit-exact by this one.
             for i in acked { #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i)") }
-            for i in stride(from: 0, to: 3000, by: 10) { #expect(try store.record(for: Array("new-\(i)".utf8))?.body == filler) }
+            for i in stride(from: 0, to: 3000, by: 10) {
+                #expect(try store.record(for: Array("new-\(i)".utf8))?.body == filler)
+            }
             // Once the earlier release is gone, the same compaction rewrites the index.
             let after = try store.compact(CompactionPolicy())
             #expect(!after.indexRewriteDeferred && after.indexRewrites >= 1, "\(after)")
@@ -90,13 +97,16 @@ extension Reliability {
             #expect(try !store.verify(checkBodies: true).isDamaged)
         }
 
-        @Test("the golden directory of the earlier release opens, serves every entry bit-exact, compacts, verifies and rebuilds")
+        @Test(
+            "the golden directory of the earlier release opens, serves every entry bit-exact, compacts, verifies and rebuilds"
+        )
         func goldenDirectory() throws {
             let scratch = Scratch()
             // The directory 6538a5b wrote (Tests/Fixtures/earlier-release/make-golden.sh).
             let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                 .appendingPathComponent("../Fixtures/earlier-release/golden-\(Self.earlierRelease).tar.gz").standardized
-            let unpack = try ChildProcess.run(URL(fileURLWithPath: "/bin/tar"), ["-xzf", golden.path, "-C", scratch.root])
+            let unpack = try ChildProcess.run(
+                URL(fileURLWithPath: "/bin/tar"), ["-xzf", golden.path, "-C", scratch.root])
             #expect(unpack.status == 0, "\(unpack.err)")
             let dir = scratch.root + "/golden"
             do { // (the handle closes at the end of this scope, before the index is lost)
@@ -106,17 +116,23 @@ extension Reliability {
                 let usage = try store.diskUsage(measure: true)
                 #expect(usage.totalBytes == allocatedBytes(under: dir) && usage.leftoverBytes == 0, "\(usage)")
                 try store.rewriteIndex()
-                for i in 0..<60 { #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i) after a rewrite") }
+                for i in 0..<60 {
+                    #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i) after a rewrite")
+                }
                 #expect(try !store.verify(checkBodies: true).isDamaged)
                 #expect(try store.verify().inlineEntries == 40)
             }
             // Losing the index: a rebuild restores the 20 entries with body files.
-            let generation = try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasPrefix("index.g") && $0.hasSuffix(".lmdb") }
+            let generation = try FileManager.default.contentsOfDirectory(atPath: dir).first {
+                $0.hasPrefix("index.g") && $0.hasSuffix(".lmdb")
+            }
             try FileManager.default.removeItem(atPath: dir + "/" + #require(generation))
             let reopened = try CacheStore(directory: dir)
             let rebuilt = try reopened.verify(fix: true, rebuild: true)
             #expect(rebuilt.rebuiltEntries == 20)
-            for i in stride(from: 0, to: 60, by: 3) { #expect(try EarlierReleaseEntry(i: i).isServed(by: reopened), "old-\(i) rebuilt") }
+            for i in stride(from: 0, to: 60, by: 3) {
+                #expect(try EarlierReleaseEntry(i: i).isServed(by: reopened), "old-\(i) rebuilt")
+            }
         }
     }
 }

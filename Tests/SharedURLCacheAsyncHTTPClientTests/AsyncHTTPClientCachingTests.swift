@@ -18,7 +18,9 @@ enum AHCTest {
         return String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func cache(_ root: String, memory: Int = 4 << 20, disk: Int = 256 << 20, maximumEntry: Int = 8 << 20) throws -> SharedCache {
+    static func cache(_ root: String, memory: Int = 4 << 20, disk: Int = 256 << 20, maximumEntry: Int = 8 << 20) throws
+        -> SharedCache
+    {
         var configuration = SharedCacheConfiguration(
             memoryCapacity: memory, diskCapacity: disk, directory: URL(fileURLWithPath: root + "/cache"))
         configuration.maximumEntrySizeBytes = maximumEntry
@@ -33,8 +35,10 @@ enum AHCTest {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    static func get(_ client: CachingHTTPClient, _ url: String, policy: RequestCachePolicy = .useProtocolCachePolicy,
-                    headers: [(String, String)] = [], method: HTTPMethod = .GET, timeout: TimeAmount = .seconds(30)) async throws -> Answer {
+    static func get(
+        _ client: CachingHTTPClient, _ url: String, policy: RequestCachePolicy = .useProtocolCachePolicy,
+        headers: [(String, String)] = [], method: HTTPMethod = .GET, timeout: TimeAmount = .seconds(30)
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -78,34 +82,56 @@ final class AsyncHTTPClientCachingTests {
         let path = request.target
         if path.hasPrefix("/etag") {
             // RFC 9111 §4.3.4: the 304 repeats the validator it matched.
-            if request.header("If-None-Match") == "\"v1\"" { return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")]) }
+            if request.header("If-None-Match") == "\"v1\"" {
+                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")])
+            }
             return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: body(n))
         }
         if path.hasPrefix("/lastmod") {
             let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
-            if request.header("If-Modified-Since") == lm { return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)]) }
+            if request.header("If-Modified-Since") == lm {
+                return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)])
+            }
             return .init(headers: [("Last-Modified", lm), ("Cache-Control", "no-cache")], body: body(n))
         }
         if path.hasPrefix("/policy") {
-            if request.header("If-None-Match") == "\"p\"" { return .init(status: 304, headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=600")]) }
+            if request.header("If-None-Match") == "\"p\"" {
+                return .init(status: 304, headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=600")])
+            }
             return .init(headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=600")], body: body(n))
         }
         if path.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: body(n)) }
         if path.hasPrefix("/vary") {
-            return .init(headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], body: "lang=" + (request.header("Accept-Language") ?? "-"))
+            return .init(
+                headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
+                body: "lang=" + (request.header("Accept-Language") ?? "-"))
         }
-        if path.hasPrefix("/auth-public") { return .init(headers: [("Cache-Control", "public, max-age=600")], body: body(n)) }
-        if path.hasPrefix("/private") { return .init(headers: [("Cache-Control", "private, max-age=600")], body: body(n)) }
-        if path.hasPrefix("/stale") { return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n)) }
-        if path.hasPrefix("/big") { return .init(headers: [("Cache-Control", "max-age=600")], body: String(repeating: "0123456789abcdef", count: 12_800)) }
-        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") } // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
+        if path.hasPrefix("/auth-public") {
+            return .init(headers: [("Cache-Control", "public, max-age=600")], body: body(n))
+        }
+        if path.hasPrefix("/private") {
+            return .init(headers: [("Cache-Control", "private, max-age=600")], body: body(n))
+        }
+        if path.hasPrefix("/stale") {
+            return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n))
+        }
+        if path.hasPrefix("/big") {
+            return .init(
+                headers: [("Cache-Control", "max-age=600")], body: String(repeating: "0123456789abcdef", count: 12_800))
+        }
+        // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
+        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") }
         if request.method == "POST" { return .init(status: 204) }
         return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
     }
 
-    func get(_ path: String, policy: RequestCachePolicy = .useProtocolCachePolicy, headers: [(String, String)] = [],
-             method: HTTPMethod = .GET, client: CachingHTTPClient? = nil, timeout: TimeAmount = .seconds(30)) async throws -> AHCTest.Answer {
-        try await AHCTest.get(client ?? self.client, origin.url + path, policy: policy, headers: headers, method: method, timeout: timeout)
+    func get(
+        _ path: String, policy: RequestCachePolicy = .useProtocolCachePolicy, headers: [(String, String)] = [],
+        method: HTTPMethod = .GET, client: CachingHTTPClient? = nil, timeout: TimeAmount = .seconds(30)
+    ) async throws -> AHCTest.Answer {
+        try await AHCTest.get(
+            client ?? self.client, origin.url + path, policy: policy, headers: headers, method: method, timeout: timeout
+        )
     }
 
     @Test("fresh hit: five GETs of a max-age=600 resource reach the origin once; the body streams in chunks")
@@ -160,17 +186,28 @@ final class AsyncHTTPClientCachingTests {
     }
 
     static let policyCases: [PolicyCase] = [
-        .init(policy: .useProtocolCachePolicy, storedOriginRequests: 0, storedStatus: .hit, sends: nil, missOriginRequests: 1),
-        .init(policy: .reloadIgnoringLocalCacheData, storedOriginRequests: 1, storedStatus: .bypass, sends: nil, missOriginRequests: 1),
-        .init(policy: .reloadIgnoringLocalAndRemoteCacheData, storedOriginRequests: 1, storedStatus: .bypass,
-              sends: ("Cache-Control", "no-cache"), missOriginRequests: 1),
-        .init(policy: .returnCacheDataElseLoad, storedOriginRequests: 0, storedStatus: .hit, sends: nil, missOriginRequests: 1),
-        .init(policy: .returnCacheDataDontLoad, storedOriginRequests: 0, storedStatus: .hit, sends: nil, missOriginRequests: -1),
-        .init(policy: .reloadRevalidatingCacheData, storedOriginRequests: 1, storedStatus: .revalidated,
-              sends: ("If-None-Match", "\"p\""), missOriginRequests: 1),
+        .init(
+            policy: .useProtocolCachePolicy, storedOriginRequests: 0, storedStatus: .hit, sends: nil,
+            missOriginRequests: 1),
+        .init(
+            policy: .reloadIgnoringLocalCacheData, storedOriginRequests: 1, storedStatus: .bypass, sends: nil,
+            missOriginRequests: 1),
+        .init(
+            policy: .reloadIgnoringLocalAndRemoteCacheData, storedOriginRequests: 1, storedStatus: .bypass,
+            sends: ("Cache-Control", "no-cache"), missOriginRequests: 1),
+        .init(
+            policy: .returnCacheDataElseLoad, storedOriginRequests: 0, storedStatus: .hit, sends: nil,
+            missOriginRequests: 1),
+        .init(
+            policy: .returnCacheDataDontLoad, storedOriginRequests: 0, storedStatus: .hit, sends: nil,
+            missOriginRequests: -1),
+        .init(
+            policy: .reloadRevalidatingCacheData, storedOriginRequests: 1, storedStatus: .revalidated,
+            sends: ("If-None-Match", "\"p\""), missOriginRequests: 1),
     ]
 
-    @Test("each of the six cache policies, per request, with a fresh entry stored and with none", arguments: policyCases)
+    @Test(
+        "each of the six cache policies, per request, with a fresh entry stored and with none", arguments: policyCases)
     func policies(_ testCase: PolicyCase) async throws {
         // Given a fresh stored response
         let stored = try await get("/policy")
@@ -198,7 +235,9 @@ final class AsyncHTTPClientCachingTests {
         #expect(origin.requestCount == before + max(0, testCase.missOriginRequests))
     }
 
-    @Test("offline: with the origin stopped, returnCacheDataElseLoad / DontLoad serve any age, stale-if-error serves stale, a DontLoad miss throws notCached")
+    @Test(
+        "offline: with the origin stopped, returnCacheDataElseLoad / DontLoad serve any age, stale-if-error serves stale, a DontLoad miss throws notCached"
+    )
     func offline() async throws {
         // Given
         let fresh = try await get("/off")
@@ -244,14 +283,17 @@ final class AsyncHTTPClientCachingTests {
         #expect(origin.requestCount == 4 && error.status == 500)
         _ = try await get("/h")
         let head = try await get("/h", method: .HEAD)
-        #expect(head.body.isEmpty && head.status == 200 && head.response.cacheStatus == .hit && origin.requestCount == 5)
+        #expect(
+            head.body.isEmpty && head.status == 200 && head.response.cacheStatus == .hit && origin.requestCount == 5)
         let post = try await get("/h", method: .POST)
         #expect(post.status == 204 && post.response.cacheStatus == .bypass)
         #expect(try await get("/h").response.cacheStatus == .miss)
         #expect(origin.requestCount == 7, "POST invalidated the stored GET")
     }
 
-    @Test("Authorization: a shared client stores only public answers; a private client (own partition) stores them, invisibly to the shared one")
+    @Test(
+        "Authorization: a shared client stores only public answers; a private client (own partition) stores them, invisibly to the shared one"
+    )
     func authorization() async throws {
         let auth = [("Authorization", "Bearer alice")]
         // Shared mode (RFC 9111 §3.5): not stored unless public.
@@ -274,7 +316,9 @@ final class AsyncHTTPClientCachingTests {
         #expect(origin.requestCount == 7)
         // What alice stored is invisible to the shared partition.
         #expect(try await get("/private", policy: .returnCacheDataElseLoad).response.cacheStatus == .miss)
-        await #expect(throws: HTTPCachingError.self) { _ = try await self.get("/auth", policy: .returnCacheDataDontLoad, headers: auth) }
+        await #expect(throws: HTTPCachingError.self) {
+            _ = try await self.get("/auth", policy: .returnCacheDataDontLoad, headers: auth)
+        }
         #expect(origin.requestCount == 8)
     }
 }
@@ -283,17 +327,24 @@ final class AsyncHTTPClientCachingTests {
 /// reads the directory through URLSession, and the other way round (real processes).
 @Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct AsyncHTTPClientCrossProcessTests {
-    @Test("stored by CachingHTTPClient, a hit for a URLSession worker process; stored by the worker, a hit for the client")
+    @Test(
+        "stored by CachingHTTPClient, a hit for a URLSession worker process; stored by the worker, a hit for the client"
+    )
     func twoProcesses() async throws {
         let root = AHCTest.makeDirectory("suc-ahc2")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let origin = try LoopbackOrigin { _, n in .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)") }
+        let origin = try LoopbackOrigin { _, n in
+            .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)")
+        }
         defer { origin.stop() }
         func worker(_ path: String) throws -> String {
-            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + path]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + path]).out.trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
-        let client = CachingHTTPClient(cache: try SharedCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20,
-                                                              directory: URL(fileURLWithPath: root + "/cache")))
+        let client = CachingHTTPClient(
+            cache: try SharedCache(
+                memoryCapacity: 1 << 20, diskCapacity: 64 << 20,
+                directory: URL(fileURLWithPath: root + "/cache")))
         // This process stores, the other hits.
         let stored = try await AHCTest.get(client, origin.url + "/a")
         #expect(stored.response.cacheStatus == .miss && stored.text == "shared-1")

@@ -18,10 +18,13 @@ final class AsyncHTTPClientCollapsingTests {
         origin = try LoopbackOrigin { request, n in
             usleep(300_000)
             if request.target.hasPrefix("/vary") {
-                return .init(headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
-                             body: "lang=" + (request.header("Accept-Language") ?? "-"))
+                return .init(
+                    headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
+                    body: "lang=" + (request.header("Accept-Language") ?? "-"))
             }
-            if request.target.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: "n=\(n)") }
+            if request.target.hasPrefix("/nostore") {
+                return .init(headers: [("Cache-Control", "no-store")], body: "n=\(n)")
+            }
             return .init(headers: [("Cache-Control", "max-age=600")], body: "n=\(n)")
         }
     }
@@ -31,7 +34,9 @@ final class AsyncHTTPClientCollapsingTests {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    func concurrently(_ client: CachingHTTPClient, _ requests: [(path: String, headers: [(String, String)])]) async throws -> [AHCTest.Answer] {
+    func concurrently(_ client: CachingHTTPClient, _ requests: [(path: String, headers: [(String, String)])])
+        async throws -> [AHCTest.Answer]
+    {
         let base = origin.url
         return try await withThrowingTaskGroup(of: AHCTest.Answer.self) { group in
             for request in requests {
@@ -61,10 +66,13 @@ final class AsyncHTTPClientCollapsingTests {
         let requests = (0..<20).map { i in (path: "/vary", headers: [("Accept-Language", i % 2 == 0 ? "en" : "fr")]) }
         let answers = try await concurrently(client, requests)
         #expect(origin.requestCount == 2)
-        #expect(answers.filter { $0.text == "lang=en" }.count == 10 && answers.filter { $0.text == "lang=fr" }.count == 10)
+        #expect(
+            answers.filter { $0.text == "lang=en" }.count == 10 && answers.filter { $0.text == "lang=fr" }.count == 10)
     }
 
-    @Test("not stored (no-store): followers wait for the leader, then go to the origin themselves, never get its response")
+    @Test(
+        "not stored (no-store): followers wait for the leader, then go to the origin themselves, never get its response"
+    )
     func noStore() async throws {
         let client = CachingHTTPClient(cache: try AHCTest.cache(root))
         let answers = try await concurrently(client, Array(repeating: (path: "/nostore", headers: []), count: 3))
@@ -77,7 +85,8 @@ final class AsyncHTTPClientCollapsingTests {
 
     @Test("control: with collapsing off, concurrent misses each reach the origin")
     func withoutCollapsing() async throws {
-        let client = try CachingHTTPClient(cache: try AHCTest.cache(root), configuration: .init(collapsesRequests: false))
+        let client = try CachingHTTPClient(
+            cache: try AHCTest.cache(root), configuration: .init(collapsesRequests: false))
         _ = try await concurrently(client, Array(repeating: (path: "/slow", headers: []), count: 4))
         #expect(origin.requestCount >= 2)
     }

@@ -19,14 +19,18 @@ struct AsyncHTTPClientDeadOriginTests {
         case refused, closed, reset
     }
 
-    @Test("a dead origin: stale-if-error served, must-revalidate 504, a miss fails, at once", arguments: Failure.allCases)
+    @Test(
+        "a dead origin: stale-if-error served, must-revalidate 504, a miss fails, at once", arguments: Failure.allCases)
     func deadOrigin(failure: Failure) async throws {
         let root = AHCTest.makeDirectory("suc-ahc-dead")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let down = Atomic(false)
         let origin = try LoopbackOrigin { request, _ in
-            let control = request.target == "/sie" ? "max-age=10, stale-if-error=600" : "max-age=10, must-revalidate, stale-if-error=600"
-            var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", control)], body: "stored \(request.target)")
+            let control =
+                request.target == "/sie"
+                ? "max-age=10, stale-if-error=600" : "max-age=10, must-revalidate, stale-if-error=600"
+            var response = LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", control)], body: "stored \(request.target)")
             if down.load(ordering: .relaxed) {
                 response.closesWithoutResponse = failure == .closed
                 response.resetsWithoutResponse = failure == .reset
@@ -37,7 +41,8 @@ struct AsyncHTTPClientDeadOriginTests {
         let offset = Atomic<Int>(0) // seconds added to the flow's clock
         var configuration = CachingHTTPClient.Configuration()
         configuration.caching.now = { Date().addingTimeInterval(TimeInterval(offset.load(ordering: .relaxed))) }
-        let client = try CachingHTTPClient(cache: try AHCTest.cache(root), configuration: configuration) // the default HTTPClient
+        // the default HTTPClient
+        let client = try CachingHTTPClient(cache: try AHCTest.cache(root), configuration: configuration)
         _ = try await AHCTest.get(client, origin.url + "/sie")
         _ = try await AHCTest.get(client, origin.url + "/must-revalidate")
         offset.store(60, ordering: .relaxed) // both stale by 50 s

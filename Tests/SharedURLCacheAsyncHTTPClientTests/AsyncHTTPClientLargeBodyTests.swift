@@ -100,7 +100,8 @@ final class AsyncHTTPClientLargeBodyTests {
         // Baseline: the same body straight from the origin through AsyncHTTPClient.
         var directResult = (bytes: 0, equal: false)
         let directGrowth = try await peakGrowth {
-            let direct = try await HTTPClient.shared.execute(HTTPClientRequest(url: big.url + "/big-direct"), timeout: .seconds(120))
+            let direct = try await HTTPClient.shared.execute(
+                HTTPClientRequest(url: big.url + "/big-direct"), timeout: .seconds(120))
             directResult = try await Self.stream(direct.body, expectedBytes: Self.bodyBytes)
         }
         #expect(directResult.equal)
@@ -108,7 +109,8 @@ final class AsyncHTTPClientLargeBodyTests {
         // Miss: streamed to the caller and into the store as it arrives (a new URL per attempt).
         var misses = 0
         let missGrowth = try await boundedGrowth { attempt in
-            let miss = try await client.execute(HTTPClientRequest(url: url + "?miss=\(attempt)"), timeout: .seconds(120))
+            let miss = try await client.execute(
+                HTTPClientRequest(url: url + "?miss=\(attempt)"), timeout: .seconds(120))
             #expect(miss.cacheStatus == .miss)
             let result = try await Self.stream(miss.body, expectedBytes: Self.bodyBytes)
             #expect(result.bytes == Self.bodyBytes && result.equal)
@@ -124,7 +126,8 @@ final class AsyncHTTPClientLargeBodyTests {
         }
         #expect(big.requests("/big") == 1 + misses) // the direct one and the misses
 
-        print("""
+        print(
+            """
             AHC-50MiB peak RSS growth: direct AsyncHTTPClient (streamed, streaming origin in-process) \(MemoryProbe.mib(directGrowth)); \
             CachingHTTPClient miss \(MemoryProbe.mib(missGrowth)); hit \(MemoryProbe.mib(hitGrowth)); \
             RSS now \(MemoryProbe.mib(MemoryProbe.residentBytes))
@@ -148,18 +151,21 @@ final class AsyncHTTPClientLargeBodyTests {
 
         // Nothing partial is visible: an offline lookup misses, and the next request goes to the origin.
         await #expect(throws: HTTPCachingError.self) {
-            _ = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10), policy: .returnCacheDataDontLoad)
+            _ = try await client.execute(
+                HTTPClientRequest(url: url), timeout: .seconds(10), policy: .returnCacheDataDontLoad)
         }
         #expect(client.cache.statistics.stores == 0)
     }
 
-    @Test("a chunked body: under the caps it is stored and then served from the store; past maximumBodyBytes the caller gets all of it and nothing is stored",
-          arguments: [nil, 1 << 20] as [Int?])
+    @Test(
+        "a chunked body: under the caps it is stored and then served from the store; past maximumBodyBytes the caller gets all of it and nothing is stored",
+        arguments: [nil, 1 << 20] as [Int?])
     func chunked(maximumBodyBytes: Int?) async throws {
         let origin = try StreamingOrigin(bigBytes: 0, chunkedBytes: 3 << 20)
         defer { origin.stop() }
         let cache = try AHCTest.cache(root, maximumEntry: 64 << 20)
-        let client = try maximumBodyBytes.map { try CachingHTTPClient(cache: cache, configuration: .init(maximumBodyBytes: $0)) }
+        let client =
+            try maximumBodyBytes.map { try CachingHTTPClient(cache: cache, configuration: .init(maximumBodyBytes: $0)) }
             ?? CachingHTTPClient(cache: cache)
         let stored = maximumBodyBytes == nil
         let url = origin.url + "/chunked"
@@ -188,7 +194,8 @@ final class AsyncHTTPClientLargeBodyTests {
             }
         }
         await #expect(throws: HTTPCachingError.self) {
-            _ = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10), policy: .returnCacheDataDontLoad)
+            _ = try await client.execute(
+                HTTPClientRequest(url: url), timeout: .seconds(10), policy: .returnCacheDataDontLoad)
         }
         let again = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(again.cacheStatus == .miss)
@@ -230,13 +237,15 @@ final class AsyncHTTPClientLargeBodyTests {
         #expect(client.cache.statistics.corruptPurges >= 1)
     }
 
-    @Test("collapsing with streamed bodies: followers wait for the leader's entry and stream it from the store",
-          arguments: [false, true])
+    @Test(
+        "collapsing with streamed bodies: followers wait for the leader's entry and stream it from the store",
+        arguments: [false, true])
     func collapsedStreams(pastTheCap: Bool) async throws {
         let origin = try StreamingOrigin(bigBytes: 3 << 20)
         defer { origin.stop() }
-        let client = try CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20),
-                                           configuration: .init(maximumBodyBytes: pastTheCap ? 1 << 20 : 64 << 20))
+        let client = try CachingHTTPClient(
+            cache: try AHCTest.cache(root, maximumEntry: 64 << 20),
+            configuration: .init(maximumBodyBytes: pastTheCap ? 1 << 20 : 64 << 20))
         let url = origin.url + "/big-collapsed"
         let results = try await withThrowingTaskGroup(of: (CacheStatus, Bool).self) { group in
             for _ in 0..<5 {
@@ -274,7 +283,8 @@ final class AsyncHTTPClientLargeBodyTests {
 
     @Test("past maximumBodyBytes with a Content-Length: streamed to the caller, not stored")
     func pastTheCap() async throws {
-        let client = try CachingHTTPClient(cache: try AHCTest.cache(root), configuration: .init(maximumBodyBytes: 1 << 20))
+        let client = try CachingHTTPClient(
+            cache: try AHCTest.cache(root), configuration: .init(maximumBodyBytes: 1 << 20))
         for _ in 0..<2 {
             let answer = try await AHCTest.get(client, origin.url + "/two")
             #expect(answer.body.count == 2 << 20 && answer.response.cacheStatus == .miss)
@@ -321,7 +331,11 @@ struct AsyncHTTPClientLatencyBenchmark {
             let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
             _ = try await response.body.collect(upTo: 1 << 20)
         }
-        func µs(_ d: Duration) -> String { String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6) }
-        print("AHC-latency 1 KiB: CachingHTTPClient hit p50 \(µs(hit.p50)) p90 \(µs(hit.p90)); HTTPCachingFlow hit p50 \(µs(flowHit.p50)); direct origin p50 \(µs(direct.p50)) p90 \(µs(direct.p90))")
+        func µs(_ d: Duration) -> String {
+            String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6)
+        }
+        print(
+            "AHC-latency 1 KiB: CachingHTTPClient hit p50 \(µs(hit.p50)) p90 \(µs(hit.p90)); HTTPCachingFlow hit p50 \(µs(flowHit.p50)); direct origin p50 \(µs(direct.p50)) p90 \(µs(direct.p90))"
+        )
     }
 }

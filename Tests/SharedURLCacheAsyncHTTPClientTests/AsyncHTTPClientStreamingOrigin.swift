@@ -29,7 +29,9 @@ final class StreamingOrigin: Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// Requests served for paths starting with `prefix`.
-    func requests(_ prefix: String) -> Int { counts.withLock { $0.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +) } }
+    func requests(_ prefix: String) -> Int {
+        counts.withLock { $0.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +) }
+    }
 
     /// Stops accepting; the accept thread closes the socket (exactly once).
     func stop() {
@@ -78,11 +80,14 @@ final class StreamingOrigin: Sendable {
     /// Sends the response for `target`; false when the connection must close.
     private func respond(to target: String, on fd: Int32) -> Bool {
         if target.hasPrefix("/chunked") {
-            guard send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nTransfer-Encoding: chunked\r\n\r\n") else { return false }
+            guard send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nTransfer-Encoding: chunked\r\n\r\n") else {
+                return false
+            }
             var offset = 0
             while offset < chunkedBytes {
                 let count = min(PatternBody.chunk, chunkedBytes - offset)
-                guard send(fd, String(count, radix: 16) + "\r\n"), send(fd, PatternBody.bytes(offset: offset, count: count)),
+                guard send(fd, String(count, radix: 16) + "\r\n"),
+                    send(fd, PatternBody.bytes(offset: offset, count: count)),
                     send(fd, "\r\n")
                 else { return false }
                 offset += count
@@ -93,7 +98,9 @@ final class StreamingOrigin: Sendable {
         guard target.hasPrefix("/big") || aborts else {
             return send(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
         }
-        guard send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(bigBytes)\r\n\r\n") else { return false }
+        guard send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(bigBytes)\r\n\r\n") else {
+            return false
+        }
         let end = aborts ? abortAfterBytes : bigBytes
         var offset = 0
         while offset < end {
@@ -119,7 +126,8 @@ final class StreamingOrigin: Sendable {
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle {
+        for i in 0...(haystack.count - needle.count)
+        where haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle {
             return i
         }
         return nil
@@ -166,9 +174,13 @@ enum PatternBody {
         mutating func check(_ chunk: some Collection<UInt8>) {
             if equal {
                 let expected = PatternBody.bytes(offset: offset, count: chunk.count)
-                equal = offset + chunk.count <= expectedBytes
+                equal =
+                    offset + chunk.count <= expectedBytes
                     && (chunk.withContiguousStorageIfAvailable { got in
-                        got.isEmpty || expected.withUnsafeBufferPointer { memcmp($0.baseAddress!, got.baseAddress!, got.count) == 0 }
+                        got.isEmpty
+                            || expected.withUnsafeBufferPointer {
+                                memcmp($0.baseAddress!, got.baseAddress!, got.count) == 0
+                            }
                     } ?? expected.elementsEqual(chunk))
             }
             offset += chunk.count

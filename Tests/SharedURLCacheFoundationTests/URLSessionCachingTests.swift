@@ -25,7 +25,9 @@ final class URLSessionCachingTests {
         origin = try LoopbackOrigin { request, n in URLSessionCachingTests.respond(request, n) }
         // The two lines of setup a user writes:
         let configuration = URLSessionConfiguration.default
-        configuration.useSharedURLCache(try SharedCache(memoryCapacity: 4 << 20, diskCapacity: 256 << 20, directory: URL(fileURLWithPath: root + "/cache")))
+        configuration.useSharedURLCache(
+            try SharedCache(
+                memoryCapacity: 4 << 20, diskCapacity: 256 << 20, directory: URL(fileURLWithPath: root + "/cache")))
         session = URLSession(configuration: configuration)
     }
 
@@ -38,26 +40,37 @@ final class URLSessionCachingTests {
     static func respond(_ request: LoopbackOrigin.Request, _ n: Int) -> LoopbackOrigin.Response {
         let path = request.target
         if path.hasPrefix("/etag") {
-            if request.header("If-None-Match") == "\"v1\"" { return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")]) }
+            if request.header("If-None-Match") == "\"v1\"" {
+                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")])
+            }
             return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: body(n))
         }
         if path.hasPrefix("/lastmod") {
             let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
-            if request.header("If-Modified-Since") == lm { return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)]) }
+            if request.header("If-Modified-Since") == lm {
+                return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)])
+            }
             return .init(headers: [("Last-Modified", lm), ("Cache-Control", "no-cache")], body: body(n))
         }
         if path.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: body(n)) }
         if path.hasPrefix("/vary") {
-            return .init(headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], body: "lang=" + (request.header("Accept-Language") ?? "-"))
+            return .init(
+                headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
+                body: "lang=" + (request.header("Accept-Language") ?? "-"))
         }
-        if path.hasPrefix("/stale") { return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n)) }
-        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") } // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
+        if path.hasPrefix("/stale") {
+            return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n))
+        }
+        // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
+        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") }
         if request.method == "POST" { return .init(status: 204) }
         return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
     }
 
-    func get(_ path: String, policy: URLRequest.CachePolicy = .useProtocolCachePolicy, headers: [String: String] = [:],
-             method: String = "GET") async throws -> (Data, HTTPURLResponse) {
+    func get(
+        _ path: String, policy: URLRequest.CachePolicy = .useProtocolCachePolicy, headers: [String: String] = [:],
+        method: String = "GET"
+    ) async throws -> (Data, HTTPURLResponse) {
         var request = URLRequest(url: URL(string: origin.url + path)!, cachePolicy: policy)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -82,7 +95,11 @@ final class URLSessionCachingTests {
         _ = try await get("/fresh-ch")
         let data: Data = try await withCheckedThrowingContinuation { continuation in
             session.dataTask(with: URL(string: origin.url + "/fresh-ch")!) { data, _, error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: data ?? Data()) }
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    continuation.resume(returning: data ?? Data())
+                }
             }.resume()
         }
         #expect(data == Data(Self.body(1).utf8))
@@ -118,7 +135,9 @@ final class URLSessionCachingTests {
         #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
     }
 
-    @Test("offline: returnCacheDataElseLoad / DontLoad serve any age; a miss fails with resourceUnavailable; stale-if-error")
+    @Test(
+        "offline: returnCacheDataElseLoad / DontLoad serve any age; a miss fails with resourceUnavailable; stale-if-error"
+    )
     func offline() async throws {
         let (fresh, _) = try await get("/off")
         let (stale, _) = try await get("/stale")
@@ -170,10 +189,13 @@ struct URLSessionCrossProcessTests {
         _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         let root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let origin = try LoopbackOrigin { _, n in .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)") }
+        let origin = try LoopbackOrigin { _, n in
+            .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)")
+        }
         defer { origin.stop() }
         func run() throws -> String {
-            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + "/shared"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + "/shared"]).out
+                .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try run() == "STATUS 200 MISS 8")
         #expect(try run() == "STATUS 200 HIT 8")
@@ -194,8 +216,10 @@ struct URLSessionLatencyBenchmark {
         let origin = try LoopbackOrigin { _, _ in .init(headers: [("Cache-Control", "max-age=600")], body: body) }
         defer { origin.stop() }
         let cached = URLSessionConfiguration.default
-        cached.useSharedURLCache(try SharedCache(memoryCapacity: 0, diskCapacity: 64 << 20,
-                                                 directory: URL(fileURLWithPath: directory.root + "/cache")))
+        cached.useSharedURLCache(
+            try SharedCache(
+                memoryCapacity: 0, diskCapacity: 64 << 20,
+                directory: URL(fileURLWithPath: directory.root + "/cache")))
         let cachingSession = URLSession(configuration: cached)
         let plain = URLSessionConfiguration.ephemeral
         plain.urlCache = nil
@@ -210,10 +234,11 @@ struct URLSessionLatencyBenchmark {
             var samples: [Duration] = []
             let clock = ContinuousClock()
             for _ in 0..<200 {
-                samples.append(try await clock.measure {
-                    let (data, _) = try await session.data(from: url)
-                    precondition(data.count == 1024)
-                })
+                samples.append(
+                    try await clock.measure {
+                        let (data, _) = try await session.data(from: url)
+                        precondition(data.count == 1024)
+                    })
             }
             samples.sort()
             return (samples[100], samples[180])
@@ -221,7 +246,11 @@ struct URLSessionLatencyBenchmark {
         let hit = try await measure(cachingSession)
         #expect(origin.requestCount == before, "every measured request was a hit")
         let direct = try await measure(plainSession)
-        func µs(_ d: Duration) -> String { String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6) }
-        print("URLSession-latency 1 KiB: shared-cache hit p50 \(µs(hit.p50)) p90 \(µs(hit.p90)); direct origin p50 \(µs(direct.p50)) p90 \(µs(direct.p90))")
+        func µs(_ d: Duration) -> String {
+            String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6)
+        }
+        print(
+            "URLSession-latency 1 KiB: shared-cache hit p50 \(µs(hit.p50)) p90 \(µs(hit.p90)); direct origin p50 \(µs(direct.p50)) p90 \(µs(direct.p90))"
+        )
     }
 }

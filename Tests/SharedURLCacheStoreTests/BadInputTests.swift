@@ -22,7 +22,9 @@ struct BadInputTests {
         let dir = TestDirectory()
         var configuration = CacheStoreConfiguration()
         configuration.createIfMissing = false
-        #expect(code { _ = try CacheStore(directory: dir.root + "/nope", configuration: configuration) } == .directoryNotFound)
+        #expect(
+            code { _ = try CacheStore(directory: dir.root + "/nope", configuration: configuration) }
+                == .directoryNotFound)
     }
 
     @Test("a directory that cannot be created is a typed error")
@@ -31,10 +33,12 @@ struct BadInputTests {
         // A regular file where a parent directory should be: mkdir fails whatever our privileges.
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir.root + "/file"))
         let result = code { _ = try CacheStore(directory: dir.root + "/file/cache") }
-        #expect(result == .io || result == .directoryNotFound || result == .notACache, "got \(String(describing: result))")
+        #expect(
+            result == .io || result == .directoryNotFound || result == .notACache, "got \(String(describing: result))")
         // A read-only file system (procfs) refuses creation even to root.
         let proc = code { _ = try CacheStore(directory: "/proc/suc-cannot-create") }
-        #expect(proc == .permissionDenied || proc == .directoryNotFound || proc == .io, "got \(String(describing: proc))")
+        #expect(
+            proc == .permissionDenied || proc == .directoryNotFound || proc == .io, "got \(String(describing: proc))")
     }
 
     @Test("a symlinked root is refused with .unsafeDirectory")
@@ -83,10 +87,21 @@ struct BadInputTests {
         try store.store(RecordDescriptor(key: bytes("keep")), body: bytes("kept"))
         try store.store(RecordDescriptor(key: bytes("big")), body: makeBody(size: 100_000, compressible: true))
 
-        #expect(code { try store.store(RecordDescriptor(key: Array(repeating: 1, count: 2000)), body: []) } == .tooLarge)
-        #expect(code { try store.store(RecordDescriptor(key: bytes("h"), head: Array(repeating: 1, count: 300_000)), body: []) } == .tooLarge)
-        #expect(code { try store.store(RecordDescriptor(key: bytes("u"), userInfo: Array(repeating: 1, count: 70_000)), body: []) } == .tooLarge)
-        #expect(code { try store.store(RecordDescriptor(key: bytes("big")), body: makeBody(size: 100_001, compressible: false)) } == .tooLarge)
+        #expect(
+            code { try store.store(RecordDescriptor(key: Array(repeating: 1, count: 2000)), body: []) } == .tooLarge)
+        #expect(
+            code {
+                try store.store(RecordDescriptor(key: bytes("h"), head: Array(repeating: 1, count: 300_000)), body: [])
+            } == .tooLarge)
+        #expect(
+            code {
+                try store.store(
+                    RecordDescriptor(key: bytes("u"), userInfo: Array(repeating: 1, count: 70_000)), body: [])
+            } == .tooLarge)
+        #expect(
+            code {
+                try store.store(RecordDescriptor(key: bytes("big")), body: makeBody(size: 100_001, compressible: false))
+            } == .tooLarge)
         // Streaming past the limit fails at the append that crosses it, and leaves no temp file.
         var writer = try store.makeBodyWriter()
         try writer.append(makeBody(size: 90_000, compressible: false))
@@ -97,7 +112,9 @@ struct BadInputTests {
         #expect(code { try store.store(RecordDescriptor(key: []), body: []) } == .invalidInput)
 
         #expect(try store.record(for: bytes("keep"))?.body == bytes("kept"))
-        #expect(try store.record(for: bytes("big"))?.bodySize == 100_000, "the refused replacement did not touch the old entry")
+        #expect(
+            try store.record(for: bytes("big"))?.bodySize == 100_000,
+            "the refused replacement did not touch the old entry")
         #expect(try store.statistics().entries == 2)
     }
 

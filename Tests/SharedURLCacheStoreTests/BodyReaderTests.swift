@@ -135,7 +135,8 @@ struct BodyReaderTests {
         var data = try #require(FileManager.default.contents(atPath: path))
         switch damage {
         case .flippedPayloadByte: data[48 + 1000] ^= 0x01
-        case .flippedLastPayloadByte: data[data.count - (try #require(try store.debugRawRecord(for: bytes("victim")))).count - 1] ^= 0x01
+        case .flippedLastPayloadByte:
+            data[data.count - (try #require(try store.debugRawRecord(for: bytes("victim")))).count - 1] ^= 0x01
         case .truncated: data = data.prefix(data.count - 10)
         case .extended: data.append(0)
         }
@@ -181,17 +182,21 @@ struct BodyReaderTests {
 
 /// Fault injection is process-wide, so these run only when asked and alone:
 /// `SUC_IN_PROCESS_FAULTS=1 swift test --filter BodyReaderFaultTests`.
-@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)), .enabled(if: ProcessInfo.processInfo.environment["SUC_IN_PROCESS_FAULTS"] == "1"))
+@Suite(
+    .blockingWaits, .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: ProcessInfo.processInfo.environment["SUC_IN_PROCESS_FAULTS"] == "1"))
 struct BodyReaderFaultTests {
-    @Test("an injected pread or inflate failure is a typed error, not corruption; the entry stays",
-          arguments: [(InjectedFault.read, false), (.read, true), (.inflate, false)])
+    @Test(
+        "an injected pread or inflate failure is a typed error, not corruption; the entry stays",
+        arguments: [(InjectedFault.read, false), (.read, true), (.inflate, false)])
     func injected(_ fault: InjectedFault, raw: Bool) throws {
         defer { InjectedFault.clearAll() }
         let dir = TestDirectory()
         var configuration = CacheStoreConfiguration()
         configuration.inlineBodyLimitBytes = nil
         let store = try CacheStore(directory: dir.cache, configuration: configuration)
-        let body = makeBody(size: raw ? 300_000 : 4_000_000, compressible: !raw, seed: 10) // past one 64 KiB chunk stored
+        // past one 64 KiB chunk stored
+        let body = makeBody(size: raw ? 300_000 : 4_000_000, compressible: !raw, seed: 10)
         try store.store(RecordDescriptor(key: bytes("k"), storeUncompressed: raw), body: body)
         let (_, reader) = try #require(try store.openBody(for: bytes("k")))
         _ = try reader.read(maxBytes: 1000)

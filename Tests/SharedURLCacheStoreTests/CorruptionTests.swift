@@ -88,11 +88,12 @@ struct CorruptionTests {
         var data = try #require(FileManager.default.contents(atPath: path))
         // Body file layout (CSupport/core/body.c): a 48-byte header, stored_size (u64 LE at 16) bytes of stream.
         let storedSize = (0..<8).reduce(0) { $0 | Int(data[16 + $1]) << (8 * $1) }
-        let offset = switch place {
-        case "header": 48
-        case "middle": 48 + storedSize / 2
-        default: 48 + storedSize - 1
-        }
+        let offset =
+            switch place {
+            case "header": 48
+            case "middle": 48 + storedSize / 2
+            default: 48 + storedSize - 1
+            }
         data[offset] ^= 0x10
         try data.write(to: URL(fileURLWithPath: path))
 
@@ -101,7 +102,9 @@ struct CorruptionTests {
         #expect(try store.record(for: bytes("bystander"))?.body == bytes("fine"))
     }
 
-    @Test("a garbage index record is a miss and is purged", arguments: [[], [0x53, 0x55, 0x43, 0x52], Array(repeating: UInt8(0xff), count: 500)])
+    @Test(
+        "a garbage index record is a miss and is purged",
+        arguments: [[], [0x53, 0x55, 0x43, 0x52], Array(repeating: UInt8(0xff), count: 500)])
     func garbageRecord(_ garbage: [UInt8]) throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)

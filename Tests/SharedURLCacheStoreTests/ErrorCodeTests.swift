@@ -24,9 +24,11 @@ import TestProcess
     func everyCodeIsDescribedAndMapped() {
         for code in Self.defined {
             #expect(String(cString: suc_strerror(code)) != "unknown error", "code \(code)")
-            #expect(Self.swiftCodes.contains(CacheError.Code(core: code)), "code \(code) → \(CacheError.Code(core: code))")
+            #expect(
+                Self.swiftCodes.contains(CacheError.Code(core: code)), "code \(code) → \(CacheError.Code(core: code))")
         }
-        #expect(Set(Self.defined.map { CacheError.Code(core: $0) }) == Self.swiftCodes, "every public code is reachable")
+        #expect(
+            Set(Self.defined.map { CacheError.Code(core: $0) }) == Self.swiftCodes, "every public code is reachable")
     }
 
     @Test("the codes are contiguous, and the first value past them is unknown everywhere")

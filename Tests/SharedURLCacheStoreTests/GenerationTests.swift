@@ -25,7 +25,8 @@ import TestProcess
             var i = 0
             while done.load(ordering: .acquiring) == 0 || i < 200 {
                 let key = bytes("k\(lane)-\(i)")
-                let body = makeBody(size: i % 3 == 0 ? 6000 : 300, compressible: i % 2 == 0, seed: UInt64(lane * 100_000 + i))
+                let body = makeBody(
+                    size: i % 3 == 0 ? 6000 : 300, compressible: i % 2 == 0, seed: UInt64(lane * 100_000 + i))
                 do {
                     try store.store(RecordDescriptor(key: key), body: body)
                     guard try store.record(for: key)?.body == body else {
@@ -44,7 +45,9 @@ import TestProcess
             }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
-        let generations = try FileManager.default.contentsOfDirectory(atPath: dir.cache).filter { $0.hasPrefix("index.g") && $0.hasSuffix(".lmdb") }
+        let generations = try FileManager.default.contentsOfDirectory(atPath: dir.cache).filter {
+            $0.hasPrefix("index.g") && $0.hasSuffix(".lmdb")
+        }
         #expect(generations == ["index.g15.lmdb"], "\(generations)")
         #expect(try !store.verify(checkBodies: true).isDamaged)
     }

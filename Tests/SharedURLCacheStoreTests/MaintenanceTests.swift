@@ -20,7 +20,10 @@ struct MaintenanceTests {
     func compactToTarget() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-        for i in 0..<200 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 8000, compressible: false, seed: UInt64(i))) }
+        for i in 0..<200 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 8000, compressible: false, seed: UInt64(i)))
+        }
         usleep(5000)
         // Given: the last 20 entries were used recently.
         for i in 180..<200 { _ = try store.record(for: bytes("k\(i)")) }
@@ -47,7 +50,10 @@ struct MaintenanceTests {
     func dryRun() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-        for i in 0..<100 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 4000, compressible: false, seed: UInt64(i))) }
+        for i in 0..<100 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 4000, compressible: false, seed: UInt64(i)))
+        }
         let stats = try store.statistics()
         var policy = CompactionPolicy(targetBytes: (stats.storedBytes + stats.recordBytes) / 3)
         policy.dryRun = true
@@ -103,7 +109,9 @@ struct MaintenanceTests {
         var second: CacheError.Code?
         _ = try store.compact(policy) { _, _ in
             if second == nil {
-                do { _ = try store.compact(CompactionPolicy()) } catch let error as CacheError { second = error.code } catch {}
+                do { _ = try store.compact(CompactionPolicy()) } catch let error as CacheError {
+                    second = error.code
+                } catch {}
             }
         }
         #expect(second == .busy)
@@ -115,7 +123,11 @@ struct MaintenanceTests {
         let dir = TestDirectory()
         do {
             let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
-            for i in 0..<20 { try store.store(RecordDescriptor(key: bytes("k\(i)"), head: bytes("head\(i)")), body: makeBody(size: 3000, compressible: true, seed: UInt64(i))) }
+            for i in 0..<20 {
+                try store.store(
+                    RecordDescriptor(key: bytes("k\(i)"), head: bytes("head\(i)")),
+                    body: makeBody(size: 3000, compressible: true, seed: UInt64(i)))
+            }
             #expect(try store.verify(checkBodies: true).isDamaged == false)
             // Given: a missing body, a truncated body, a garbage record.
             try FileManager.default.removeItem(atPath: dir.cache + "/" + store.debugBodyPath(for: bytes("k1"))!)
@@ -132,7 +144,9 @@ struct MaintenanceTests {
             #expect(try store.statistics().entries == 17)
         }
         // Given: the index is lost.
-        for name in ["index.lmdb", "index.lmdb-lock"] { try FileManager.default.removeItem(atPath: dir.cache + "/" + name) }
+        for name in ["index.lmdb", "index.lmdb-lock"] {
+            try FileManager.default.removeItem(atPath: dir.cache + "/" + name)
+        }
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
         #expect(try store.statistics().entries == 0)
         // When: rebuilt from the body files' record copies.
@@ -155,7 +169,11 @@ struct MaintenanceTests {
         var configuration = fileConfiguration()
         configuration.hardCapacityBytes = 200_000
         let store = try CacheStore(directory: dir.cache, configuration: configuration)
-        for i in 0..<100 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 10_000, compressible: false, seed: UInt64(i))) }
+        for i in 0..<100 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")),
+                body: makeBody(size: 10_000, compressible: false, seed: UInt64(i)))
+        }
         let stats = try store.statistics()
         #expect(stats.storedBytes + stats.recordBytes <= 200_000)
         #expect(stats.evictions > 0)
@@ -173,7 +191,10 @@ struct MaintenanceTests {
     func listing() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
-        for i in 0..<2500 { try store.store(RecordDescriptor(key: bytes("k\(i)"), partition: bytes(i % 2 == 0 ? "a" : "b")), body: bytes("v")) }
+        for i in 0..<2500 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)"), partition: bytes(i % 2 == 0 ? "a" : "b")), body: bytes("v"))
+        }
         var seen = Set<String>(), inA = 0
         try store.forEachRecord(batchSize: 1000) { record in
             seen.insert(String(decoding: record.key, as: UTF8.self))

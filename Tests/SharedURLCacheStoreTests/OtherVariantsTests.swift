@@ -13,10 +13,13 @@ struct OtherVariantsTests {
         Set(try store.variants(for: key).map(\.0))
     }
 
-    func storeVariant(_ store: CacheStore, _ variant: String, selector: String, body: [UInt8] = bytes("b")) throws -> UInt64 {
+    func storeVariant(_ store: CacheStore, _ variant: String, selector: String, body: [UInt8] = bytes("b")) throws
+        -> UInt64
+    {
         try store.store(
-            RecordDescriptor(key: key, variant: bytes(variant), head: bytes("response"), appFlags: 1,
-                             otherVariants: .selectedBy(head: bytes(selector), appFlags: selectorFlags)),
+            RecordDescriptor(
+                key: key, variant: bytes(variant), head: bytes("response"), appFlags: 1,
+                otherVariants: .selectedBy(head: bytes(selector), appFlags: selectorFlags)),
             body: body)
     }
 
@@ -26,7 +29,8 @@ struct OtherVariantsTests {
         let store = try CacheStore(directory: dir.cache)
         _ = try storeVariant(store, "en", selector: "accept-language")
         let selector = try #require(try store.record(for: key, variant: [], includeBody: false))
-        #expect(selector.head == bytes("accept-language") && selector.appFlags == selectorFlags && selector.bodySize == 0)
+        #expect(
+            selector.head == bytes("accept-language") && selector.appFlags == selectorFlags && selector.bodySize == 0)
         _ = try storeVariant(store, "de", selector: "accept-language")
         let again = try #require(try store.record(for: key, variant: [], includeBody: false))
         #expect(again.version == selector.version, "an identical selector is left as it is")
@@ -39,7 +43,8 @@ struct OtherVariantsTests {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
         _ = try storeVariant(store, "en", selector: "accept-language")
-        _ = try storeVariant(store, "de", selector: "accept-language", body: makeBody(size: 64 << 10, compressible: false, seed: 1))
+        _ = try storeVariant(
+            store, "de", selector: "accept-language", body: makeBody(size: 64 << 10, compressible: false, seed: 1))
         _ = try storeVariant(store, "gzip", selector: "accept-encoding")
         #expect(try variants(store) == [[], bytes("gzip")])
         #expect(try store.record(for: key, variant: [], includeBody: false)?.head == bytes("accept-encoding"))
@@ -56,7 +61,8 @@ struct OtherVariantsTests {
         let store = try CacheStore(directory: dir.cache)
         _ = try storeVariant(store, "en", selector: "accept-language")
         _ = try storeVariant(store, "de", selector: "accept-language")
-        try store.store(RecordDescriptor(key: key, head: bytes("plain"), appFlags: 1, otherVariants: .remove), body: bytes("p"))
+        try store.store(
+            RecordDescriptor(key: key, head: bytes("plain"), appFlags: 1, otherVariants: .remove), body: bytes("p"))
         #expect(try variants(store) == [[]])
         #expect(try store.record(for: key, variant: [], includeBody: true)?.body == bytes("p"))
         // A response at the empty variant is replaced by a selector, and nothing else is lost.
@@ -86,8 +92,9 @@ struct OtherVariantsTests {
         _ = try storeVariant(store, "de", selector: "accept-language")
         #expect(throws: CacheError.self) {
             try store.store(
-                RecordDescriptor(key: key, variant: bytes("gzip"),
-                                 otherVariants: .selectedBy(head: bytes("accept-encoding"), appFlags: selectorFlags)),
+                RecordDescriptor(
+                    key: key, variant: bytes("gzip"),
+                    otherVariants: .selectedBy(head: bytes("accept-encoding"), appFlags: selectorFlags)),
                 body: makeBody(size: 256 << 10, compressible: false, seed: 2), capacityBytes: 64 << 10)
         }
         #expect(try variants(store) == [[], bytes("en"), bytes("de")])
@@ -100,7 +107,8 @@ struct OtherVariantsTests {
         let store = try CacheStore(directory: dir.cache)
         _ = try storeVariant(store, "en", selector: "accept-language")
         #expect {
-            try store.store(RecordDescriptor(key: key, otherVariants: .selectedBy(head: bytes("x"), appFlags: 2)), body: [])
+            try store.store(
+                RecordDescriptor(key: key, otherVariants: .selectedBy(head: bytes("x"), appFlags: 2)), body: [])
         } throws: { ($0 as? CacheError)?.code == .invalidInput }
         #expect(try variants(store) == [[], bytes("en")], "nothing stored is lost")
     }

@@ -10,10 +10,12 @@ struct RemovalTests {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
         let t = Date(timeIntervalSince1970: 1_800_000_000)
-        try store.store(RecordDescriptor(key: bytes("before"), storedAt: t.addingTimeInterval(-0.001)), body: bytes("b"))
+        try store.store(
+            RecordDescriptor(key: bytes("before"), storedAt: t.addingTimeInterval(-0.001)), body: bytes("b"))
         try store.store(RecordDescriptor(key: bytes("equal"), storedAt: t), body: bytes("e"))
         try store.store(RecordDescriptor(key: bytes("after"), storedAt: t.addingTimeInterval(0.001)), body: bytes("a"))
-        try store.store(RecordDescriptor(key: bytes("ancient"), storedAt: Date(timeIntervalSince1970: -5)), body: bytes("x"))
+        try store.store(
+            RecordDescriptor(key: bytes("ancient"), storedAt: Date(timeIntervalSince1970: -5)), body: bytes("x"))
         #expect(try store.removeAll(storedSince: t) == 2)
         #expect(try store.record(for: bytes("before")) != nil)
         #expect(try store.record(for: bytes("ancient")) != nil)
@@ -28,7 +30,9 @@ struct RemovalTests {
         let store = try CacheStore(directory: dir.cache)
         let base = Date(timeIntervalSince1970: 1_800_000_000)
         for i in 0..<2500 {
-            try store.store(RecordDescriptor(key: bytes("k\(i)"), storedAt: base.addingTimeInterval(Double(i))), body: bytes("v\(i)"))
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)"), storedAt: base.addingTimeInterval(Double(i))),
+                body: bytes("v\(i)"))
         }
         #expect(try store.removeAll(storedSince: base.addingTimeInterval(500)) == 2000)
         #expect(try store.statistics().entries == 500)
@@ -40,7 +44,11 @@ struct RemovalTests {
     func removeAll() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
-        for i in 0..<50 { try store.store(RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 20_000, compressible: false, seed: UInt64(i))) }
+        for i in 0..<50 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")),
+                body: makeBody(size: 20_000, compressible: false, seed: UInt64(i)))
+        }
         #expect(try store.removeAll() == 50)
         let stats = try store.statistics()
         #expect(stats.entries == 0 && stats.bodyBytes == 0 && stats.storedBytes == 0 && stats.recordBytes == 0)
@@ -52,7 +60,8 @@ struct RemovalTests {
     /// Counters must equal the sum over the entries after a long random sequence (docs/Style.md rule 32).
     @Test("counters equal the model after 10,000 random operations")
     func modelBased() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["SUC_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        let seed =
+            UInt64(ProcessInfo.processInfo.environment["SUC_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
         print("modelBased seed: \(seed) (replay with SUC_TEST_SEED=\(seed))")
         var rng = SeededGenerator(seed: seed)
         let dir = TestDirectory()
@@ -115,7 +124,9 @@ struct UsageCounterTests {
             try store.store(RecordDescriptor(key: bytes("a")), body: bytes("1"))
             store.countUsage(hits: 3, misses: 2)
             let pending = try store.statistics()
-            #expect(pending.hits == 3 && pending.misses == 2 && pending.stores == 1, "this process's pending counts are included")
+            #expect(
+                pending.hits == 3 && pending.misses == 2 && pending.stores == 1,
+                "this process's pending counts are included")
             try store.store(RecordDescriptor(key: bytes("b")), body: bytes("2")) // carries them to the index
             store.countUsage(hits: 1)
             try store.flush()

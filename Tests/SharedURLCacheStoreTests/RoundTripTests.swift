@@ -122,7 +122,9 @@ struct RoundTripTests {
             try store.store(RecordDescriptor(key: bytes(key), storeUncompressed: raw), body: body)
         }
         var scanned: [[UInt8]: StoredRecord] = [:]
-        _ = try store.forEachRecord { scanned[$0.key] = $0; return true }
+        _ = try store.forEachRecord {
+            scanned[$0.key] = $0; return true
+        }
         var footprints = 0
         for (key, body, raw) in bodies {
             let hit = try #require(try store.record(for: bytes(key)))

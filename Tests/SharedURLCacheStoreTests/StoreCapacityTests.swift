@@ -14,8 +14,10 @@ struct StoreCapacityTests {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache) // no hard cap: only the per-store one
         for i in 0..<100 {
-            try store.store(RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 10_000, compressible: false, seed: UInt64(i)),
-                            capacityBytes: Self.capacity)
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")),
+                body: makeBody(size: 10_000, compressible: false, seed: UInt64(i)),
+                capacityBytes: Self.capacity)
             #expect(try store.diskUsage().entryBytes <= Self.capacity, "after store \(i)")
         }
         #expect(try store.statistics().evictions > 0)
@@ -44,8 +46,9 @@ struct StoreCapacityTests {
         try store.store(RecordDescriptor(key: bytes("other")), body: bytes("stays"), capacityBytes: Self.capacity)
         try store.store(RecordDescriptor(key: bytes("k")), body: bytes("old"), capacityBytes: Self.capacity)
         do {
-            try store.store(RecordDescriptor(key: bytes("k")), body: makeBody(size: 300_000, compressible: false),
-                            capacityBytes: Self.capacity)
+            try store.store(
+                RecordDescriptor(key: bytes("k")), body: makeBody(size: 300_000, compressible: false),
+                capacityBytes: Self.capacity)
             Issue.record("an entry larger than the capacity was stored")
         } catch {
             #expect(error.code == .overCapacity)
@@ -61,12 +64,15 @@ struct StoreCapacityTests {
         let store = try CacheStore(directory: dir.cache)
         let empty = try store.diskUsage(measure: true)
         #expect(empty.measured && empty.entryBytes == 0 && empty.bodyFileBytes == 0)
-        for i in 0..<5 { try store.store(RecordDescriptor(key: bytes("f\(i)")), body: makeBody(size: 50_000, compressible: false)) }
+        for i in 0..<5 {
+            try store.store(RecordDescriptor(key: bytes("f\(i)")), body: makeBody(size: 50_000, compressible: false))
+        }
         try store.store(RecordDescriptor(key: bytes("inline")), body: bytes("small"))
         for measure in [false, true] {
             let usage = try store.diskUsage(measure: measure)
             #expect(usage.measured == measure)
-            #expect(usage.totalBytes == usage.indexBytes + usage.bodyFileBytes + usage.leftoverBytes + usage.overheadBytes)
+            #expect(
+                usage.totalBytes == usage.indexBytes + usage.bodyFileBytes + usage.leftoverBytes + usage.overheadBytes)
             #expect(usage.bodyFileBytes >= 5 * 50_000)
             #expect(usage.entryBytes == usage.bodyFileBytes + (try store.statistics().recordBytes))
         }

@@ -32,7 +32,7 @@ struct CapacityTests {
         let hit = try #require(cache.cachedResponse(for: request("https://api.example.com/a")))
         #expect(hit.storagePolicy == .allowedInMemoryOnly)
         #expect(try directory.makeCache().get("https://api.example.com/a") == nil)
-        #expect(cache.statistics.refusals == 0)  // a configuration, not a refusal
+        #expect(cache.statistics.refusals == 0) // a configuration, not a refusal
     }
 
     @Test func bothCapacitiesZeroStoreNothing() throws {
@@ -49,7 +49,7 @@ struct CapacityTests {
         let cache = try directory.makeCache(memory: 1 << 20)
         let body = String(repeating: "x", count: 10_000)
         for n in 0..<10 { cache.put("https://api.example.com/\(n)", body) }
-        _ = cache.get("https://api.example.com/0")  // 0 becomes the most recent
+        _ = cache.get("https://api.example.com/0") // 0 becomes the most recent
         #expect(cache.statistics.memoryEntries == 10)
 
         cache.memoryCapacity = 25_000
@@ -59,10 +59,10 @@ struct CapacityTests {
         #expect(cache.statistics.memoryEntries == 2)
         #expect(cache.statistics.evictions == 8)
         let before = cache.statistics.memoryHits
-        #expect(cache.get("https://api.example.com/0") == body)  // kept: most recent
-        #expect(cache.get("https://api.example.com/9") == body)  // kept: second most recent
+        #expect(cache.get("https://api.example.com/0") == body) // kept: most recent
+        #expect(cache.get("https://api.example.com/9") == body) // kept: second most recent
         #expect(cache.statistics.memoryHits == before + 2)
-        #expect(cache.get("https://api.example.com/1") == body)  // evicted from memory, still on disk
+        #expect(cache.get("https://api.example.com/1") == body) // evicted from memory, still on disk
         #expect(cache.statistics.memoryHits == before + 2)
 
         cache.memoryCapacity = 0

@@ -10,7 +10,9 @@ struct CodecTests {
     static let sample = ResponseHead(
         kind: .http, statusCode: 200, expectedContentLength: 1234, url: "https://api.example.com/a?b=c",
         mimeType: nil, textEncodingName: "utf-8",
-        headerFields: [.init(name: "Content-Type", value: "application/json"), .init(name: "Vary", value: "Accept-Language")],
+        headerFields: [
+            .init(name: "Content-Type", value: "application/json"), .init(name: "Vary", value: "Accept-Language"),
+        ],
         varyRequestFields: [.init(name: "accept-language", value: "en, fr")])
 
     @Test func headRoundTrips() {
@@ -21,7 +23,9 @@ struct CodecTests {
         plain.mimeType = "text/plain"
         plain.headerFields = []
         #expect(ResponseHead(decoding: plain.encoded()) == plain)
-        #expect(VarySpec(decoding: VarySpec(names: ["accept", "accept-language"]).encoded())?.varyValue == "accept, accept-language")
+        #expect(
+            VarySpec(decoding: VarySpec(names: ["accept", "accept-language"]).encoded())?.varyValue
+                == "accept, accept-language")
     }
 
     @Test func everyTruncationIsRejected() {
@@ -36,10 +40,11 @@ struct CodecTests {
 
     @Test func otherVersionsAndHostileCountsAreRejected() {
         var bytes = Self.sample.encoded()
-        bytes[2] = 2  // format version
+        bytes[2] = 2 // format version
         #expect(ResponseHead(decoding: bytes) == nil)
         // magic, version, kind, status, length, empty URL, no MIME, no encoding, then 2^32-1 headers
-        let hostile: [UInt8] = [0x52, 0x48, 1, 1, 0, 200] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0] + [0, 0]
+        let hostile: [UInt8] =
+            [0x52, 0x48, 1, 1, 0, 200] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0] + [0, 0]
             + [0xFF, 0xFF, 0xFF, 0xFF]
         #expect(ResponseHead(decoding: hostile) == nil)
     }
@@ -50,9 +55,10 @@ struct CodecTests {
         for _ in 0..<5000 {
             var damaged = bytes
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(
+                    in: 1...255, using: &generator)
             }
-            _ = ResponseHead(decoding: damaged)  // nil or a head; never a trap
+            _ = ResponseHead(decoding: damaged) // nil or a head; never a trap
         }
     }
 
@@ -61,7 +67,7 @@ struct CodecTests {
     func memoryTierMatchesAnLRUModel(seed: UInt64) {
         var rng = SplitMix(seed)
         var tier = MemoryTier(capacity: 20_000)
-        var model: [(key: MemoryKey, cost: Int)] = []  // most recent first
+        var model: [(key: MemoryKey, cost: Int)] = [] // most recent first
         func entry(_ size: Int) -> CacheEntry {
             CacheEntry(
                 head: CodecTests.sample, body: Data(count: size), userInfo: [], storedAt: Date(), inMemoryOnly: true)

@@ -44,7 +44,9 @@ struct ConcurrencyTests {
                 case 72..<79: cache.put(url, body)
                 case 79..<91: cache.put(url, body, policy: .allowedInMemoryOnly)
                 case 91..<94:
-                    cache.put(url, body, responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": language])
+                    cache.put(
+                        url, body, responseHeaders: ["Vary": "Accept-Language"],
+                        requestHeaders: ["Accept-Language": language])
                 case 94..<98: cache.removeCachedResponse(for: request(url))
                 case 98: cache.memoryCapacity = Int(rng.next() % (256 << 10))
                 default: _ = cache.statistics

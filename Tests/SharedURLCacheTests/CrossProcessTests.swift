@@ -176,7 +176,8 @@ struct CrossProcessTests {
         // Given: a directory whose bodies are limited to 64 KiB (the core refuses with .tooLarge,
         // before any commit), and v1 stored by A
         let directory = TestDirectory()
-        var configuration = SharedCacheConfiguration(memoryCapacity: 8 << 20, diskCapacity: 1 << 20, directory: directory.cache)
+        var configuration = SharedCacheConfiguration(
+            memoryCapacity: 8 << 20, diskCapacity: 1 << 20, directory: directory.cache)
         configuration.store.maximumBodyBytes = 64 << 10
         let cache = try SharedCache(configuration: configuration)
         let url = "https://api.example.com/too-large"

@@ -9,12 +9,18 @@ import TestProcess
 @Suite(.blockingWaits) struct DefaultDirectoryTests {
     @Test func theLibrarysDefaultIsTheStoresDefault() {
         #expect(SharedCacheConfiguration.defaultDirectory.path == CacheStore.defaultDirectory)
-        #expect(CacheStore.defaultDirectory == CacheStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+        #expect(
+            CacheStore.defaultDirectory == CacheStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+        )
     }
 
     @Test func itIsSharedURLCacheUnderTheXDGCacheHomeOrHomesCache() {
-        #expect(CacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]) == "/x/cache/SharedURLCache")
-        #expect(CacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/u"]) == "/home/u/.cache/SharedURLCache")
+        #expect(
+            CacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"])
+                == "/x/cache/SharedURLCache")
+        #expect(
+            CacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/u"])
+                == "/home/u/.cache/SharedURLCache")
         #expect(CacheStore.defaultDirectory(environment: ["HOME": "/home/u"]) == "/home/u/.cache/SharedURLCache")
     }
 }

@@ -20,9 +20,16 @@ struct DiskUsageTests {
         let cache = try directory.makeCache(memory: 0)
         let store = try #require(cache.engine.store)
         for n in 0..<30 { cache.put("https://api.example.com/small/\(n)", "small \(n)") }
-        for n in 0..<12 { cache.put("https://api.example.com/large/\(n)", data: randomData(size: 100_000 + n * 3_000, seed: UInt64(n))) }
-        #expect(try store.record(for: cache.storeKey("https://api.example.com/small/0"), includeBody: false)?.isInline == true)
-        #expect(try store.record(for: cache.storeKey("https://api.example.com/large/0"), includeBody: false)?.isInline == false)
+        for n in 0..<12 {
+            cache.put(
+                "https://api.example.com/large/\(n)", data: randomData(size: 100_000 + n * 3_000, seed: UInt64(n)))
+        }
+        #expect(
+            try store.record(for: cache.storeKey("https://api.example.com/small/0"), includeBody: false)?.isInline
+                == true)
+        #expect(
+            try store.record(for: cache.storeKey("https://api.example.com/large/0"), includeBody: false)?.isInline
+                == false)
 
         // Then: the cheap figures are within the estimate of du
         let du = allocatedBytes(under: directory.cache.path)
@@ -45,7 +52,8 @@ struct DiskUsageTests {
         let store = try #require(cache.engine.store)
         cache.put("https://api.example.com/a", data: randomData(size: 50_000, seed: 1))
         // A killed writer's temp file and a stray file at the root: du counts them, so must we.
-        try Data(count: 40_000).write(to: directory.cache.appendingPathComponent("tmp/t0123456789abcdef0123456789abcdef"))
+        try Data(count: 40_000).write(
+            to: directory.cache.appendingPathComponent("tmp/t0123456789abcdef0123456789abcdef"))
         try Data(count: 30_000).write(to: directory.cache.appendingPathComponent("stray"))
 
         let measured = try store.diskUsage(measure: true)

@@ -29,9 +29,14 @@ struct HTTPCachingFlowCacheStatusTests {
     @Test("a revalidation: fwd=stale with the origin's 304; stale-if-error after a 503")
     func revalidation() async throws {
         let h = try FlowHarness { request, n in
-            if request.target == "/down" && request.header("If-None-Match") != nil { return .init(status: 503, body: "down") }
-            if request.header("If-None-Match") == "\"v1\"" { return .init(status: 304, headers: [("Cache-Control", "max-age=30")]) }
-            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=10, stale-if-error=600")], body: "n=\(n)")
+            if request.target == "/down" && request.header("If-None-Match") != nil {
+                return .init(status: 503, body: "down")
+            }
+            if request.header("If-None-Match") == "\"v1\"" {
+                return .init(status: 304, headers: [("Cache-Control", "max-age=30")])
+            }
+            return .init(
+                headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=10, stale-if-error=600")], body: "n=\(n)")
         }
         _ = try await h.send()
         h.advance(20)
@@ -41,16 +46,21 @@ struct HTTPCachingFlowCacheStatusTests {
         _ = try await h.send("/down")
         h.advance(60)
         let stale = try await h.send("/down")
-        #expect(stale.cacheStatus == .stale && stale.cacheStatusMember.fieldValue() == "urlcache;fwd=stale;fwd-status=503;ttl=-50")
+        #expect(
+            stale.cacheStatus == .stale
+                && stale.cacheStatusMember.fieldValue() == "urlcache;fwd=stale;fwd-status=503;ttl=-50")
     }
 
     @Test("a response RFC 9111 §3 forbids storing says why (detail) and is counted by reason")
     func notStored() async throws {
         let h = try FlowHarness { request, _ in
-            .init(headers: [("Cache-Control", request.target == "/private" ? "private, max-age=60" : "no-store")], body: "x")
+            .init(
+                headers: [("Cache-Control", request.target == "/private" ? "private, max-age=60" : "no-store")],
+                body: "x")
         }
         let noStore = try await h.send("/no-store")
-        #expect(noStore.cacheStatusMember.fieldValue() == "urlcache;fwd=uri-miss;fwd-status=200;detail=response-no-store")
+        #expect(
+            noStore.cacheStatusMember.fieldValue() == "urlcache;fwd=uri-miss;fwd-status=200;detail=response-no-store")
         _ = try await h.send("/no-store")
         let privateAnswer = try await h.send("/private")
         #expect(privateAnswer.cacheStatusMember.detail == "private" && !privateAnswer.cacheStatusMember.stored)
@@ -61,7 +71,8 @@ struct HTTPCachingFlowCacheStatusTests {
     func unsafeMethod() async throws {
         let h = try FlowHarness { _, _ in .init(status: 201, body: "made") }
         let post = try await h.send(method: .post, body: Data("x".utf8))
-        #expect(post.cacheStatus == .bypass && post.cacheStatusMember.fieldValue() == "urlcache;fwd=method;fwd-status=201")
+        #expect(
+            post.cacheStatus == .bypass && post.cacheStatusMember.fieldValue() == "urlcache;fwd=method;fwd-status=201")
     }
 
     @Test("CacheStatus alone maps onto the same vocabulary")

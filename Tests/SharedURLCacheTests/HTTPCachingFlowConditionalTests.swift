@@ -13,7 +13,9 @@ struct HTTPCachingFlowConditionalTests {
 
     @Test("conditional-etag: a fresh hit answers the client's matching If-None-Match with 304 (RFC 9111 §4.3.2)")
     func freshHitAnswersIfNoneMatch() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.body) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.body)
+        }
         _ = try await h.send()
         h.advance(5)
         let matching = try await h.send(headers: ["If-None-Match": "\"v0\", \"v1\""])
@@ -30,7 +32,9 @@ struct HTTPCachingFlowConditionalTests {
     @Test("conditional-lastmodified: a fresh hit answers If-Modified-Since with 304 when not modified since")
     func freshHitAnswersIfModifiedSince() async throws {
         let lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("Last-Modified", lastModified)], body: Self.body) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("Last-Modified", lastModified)], body: Self.body)
+        }
         _ = try await h.send()
         let same = try await h.send(headers: ["If-Modified-Since": lastModified])
         #expect(same.response.status == .notModified && same.response.headerFields[.lastModified] == lastModified)
@@ -60,11 +64,15 @@ struct HTTPCachingFlowConditionalTests {
         ("/must-revalidate", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2, must-revalidate")], [:]),
         ("/no-cache", [("ETag", "\"abcd\""), ("Cache-Control", "no-cache")], [:]),
         ("/last-modified", [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Cache-Control", "max-age=2")], [:]),
-        ("/vary", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2"), ("Vary", "Accept-Encoding")], ["Accept-Encoding": "gzip"]),
+        (
+            "/vary", [("ETag", "\"abcd\""), ("Cache-Control", "max-age=2"), ("Vary", "Accept-Encoding")],
+            ["Accept-Encoding": "gzip"]
+        ),
     ]
 
-    @Test("a 304 without ETag or Last-Modified answers the revalidation of the one stored response: one origin request (§4.3.4)",
-          arguments: validatorlessPaths.indices)
+    @Test(
+        "a 304 without ETag or Last-Modified answers the revalidation of the one stored response: one origin request (§4.3.4)",
+        arguments: validatorlessPaths.indices)
     func notModifiedWithoutValidator(_ index: Int) async throws {
         let (path, headers, requestHeaders) = Self.validatorlessPaths[index]
         // The origin answers its 304s with Content-Type only, as many real origins do.
@@ -83,7 +91,9 @@ struct HTTPCachingFlowConditionalTests {
         #expect(conditional?.header("If-None-Match") != nil || conditional?.header("If-Modified-Since") != nil)
         #expect(second.cacheStatus == .revalidated && second.response.status == .ok)
         #expect(second.body == Data(Self.body.utf8))
-        #expect(second.response.headerFields[.contentType] == "text/plain; charset=utf-8", "the 304's fields are merged (§3.2)")
+        #expect(
+            second.response.headerFields[.contentType] == "text/plain; charset=utf-8",
+            "the 304's fields are merged (§3.2)")
         h.advance(5)
         let third = try await h.send(path, headers: requestHeaders)
         #expect(third.cacheStatus == .revalidated && third.body == Data(Self.body.utf8))
@@ -124,7 +134,9 @@ struct HTTPCachingFlowConditionalTests {
     @Test("a hit replays header names as the origin spelled them")
     func headerNamesReplayedExactly() async throws {
         let h = try FlowHarness { _, _ in
-            .init(headers: [("Cache-Control", "max-age=60"), ("X-Mixed-Case", "1"), ("x-lower", "2"), ("X-UPPER", "3")], body: Self.body)
+            .init(
+                headers: [("Cache-Control", "max-age=60"), ("X-Mixed-Case", "1"), ("x-lower", "2"), ("X-UPPER", "3")],
+                body: Self.body)
         }
         _ = try await h.send()
         let hit = try await h.send()

@@ -19,20 +19,28 @@ struct HTTPCachingFlowRangeTests {
 
     /// (Range value, offsets it selects of `length`).
     static func forms(length: Int) -> [(String, ClosedRange<Int>)] {
-        [("bytes=10-19", 10...19), ("bytes=\(length - 5)-", (length - 5)...(length - 1)), ("bytes=-500", (length - 500)...(length - 1)),
-         ("bytes=0-0", 0...0), ("bytes=\(length - 3)-\(length + 100)", (length - 3)...(length - 1)), ("bytes=-\(length + 1)", 0...(length - 1)),
-         ("bytes=65530-65545", 65530...65545)] // across the store's 64 KiB chunks
-            .filter { $0.1.upperBound < length }
+        [
+            ("bytes=10-19", 10...19), ("bytes=\(length - 5)-", (length - 5)...(length - 1)),
+            ("bytes=-500", (length - 500)...(length - 1)),
+            ("bytes=0-0", 0...0), ("bytes=\(length - 3)-\(length + 100)", (length - 3)...(length - 1)),
+            ("bytes=-\(length + 1)", 0...(length - 1)),
+            ("bytes=65530-65545", 65530...65545),
+        ] // across the store's 64 KiB chunks
+        .filter { $0.1.upperBound < length }
     }
 
     @Test("a body in memory: 206 with Content-Range, Content-Length and the exact bytes for each form")
     func inMemory() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small)
+        }
         _ = try await h.send()
         for (value, range) in Self.forms(length: 1000) {
             let answer = try await h.send(headers: ["Range": value])
             #expect(answer.response.status.code == 206, "\(value)")
-            #expect(answer.response.headerFields[.contentRange] == "bytes \(range.lowerBound)-\(range.upperBound)/1000", "\(value)")
+            #expect(
+                answer.response.headerFields[.contentRange] == "bytes \(range.lowerBound)-\(range.upperBound)/1000",
+                "\(value)")
             #expect(answer.response.headerFields[.contentLength] == String(range.count), "\(value)")
             #expect(answer.body == Self.bytes(Self.small, range), "\(value)")
             #expect(answer.cacheStatus == .hit)
@@ -53,7 +61,9 @@ struct HTTPCachingFlowRangeTests {
         for (value, range) in Self.forms(length: length) {
             let answer = try await h.stream(headers: ["Range": value])
             #expect(answer.response.status.code == 206, "\(value)")
-            #expect(answer.response.headerFields[.contentRange] == "bytes \(range.lowerBound)-\(range.upperBound)/\(length)", "\(value)")
+            #expect(
+                answer.response.headerFields[.contentRange]
+                    == "bytes \(range.lowerBound)-\(range.upperBound)/\(length)", "\(value)")
             #expect(answer.response.headerFields[.contentLength] == String(range.count), "\(value)")
             #expect(answer.body.knownLength == range.count)
             #expect(try await answer.body.collect() == Self.bytes(Self.large, range), "\(value)")
@@ -63,7 +73,9 @@ struct HTTPCachingFlowRangeTests {
 
     @Test("an unsatisfiable range gets 416 with Content-Range: bytes */length")
     func unsatisfiable() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small)
+        }
         _ = try await h.send()
         let answer = try await h.send(headers: ["Range": "bytes=1000-"])
         #expect(answer.response.status.code == 416)
@@ -75,7 +87,9 @@ struct HTTPCachingFlowRangeTests {
 
     @Test("If-Range: a matching strong ETag lets the range apply, another tag gets the whole 200")
     func ifRange() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.small)
+        }
         _ = try await h.send()
         let match = try await h.send(headers: ["Range": "bytes=100-199", "If-Range": "\"v1\""])
         #expect(match.response.status.code == 206 && match.body == Self.bytes(Self.small, 100...199))
@@ -102,8 +116,9 @@ struct HTTPCachingFlowRangeTests {
     func missGoesToOrigin() async throws {
         let h = try FlowHarness { request, _ in
             if request.header("Range") == "bytes=0-9" {
-                return .init(status: 206, headers: [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 0-9/1000")],
-                             body: String(Self.small.prefix(10)))
+                return .init(
+                    status: 206, headers: [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 0-9/1000")],
+                    body: String(Self.small.prefix(10)))
             }
             return .init(headers: [("Cache-Control", "max-age=60")], body: Self.small)
         }
@@ -135,9 +150,12 @@ struct HTTPCachingFlowRangeTests {
 
 extension FlowHarness {
     /// A GET (or another method) for `path` at the origin, with `headers`.
-    func request(_ path: String = "/r", method: HTTPRequest.Method = .get, headers: [String: String] = [:]) -> HTTPRequest {
+    func request(_ path: String = "/r", method: HTTPRequest.Method = .get, headers: [String: String] = [:])
+        -> HTTPRequest
+    {
         var fields = HTTPFields()
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
-        return HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
+        return HTTPRequest(
+            method: method, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
     }
 }

@@ -12,15 +12,19 @@ import TestProcess
 struct HTTPCachingFlowStoredTests {
     static let body = "{\"payload\":\"" + String(repeating: "z", count: 300) + "\"}"
 
-    func request(_ h: FlowHarness, _ method: HTTPRequest.Method = .get, headers: [(String, String)] = []) -> HTTPRequest {
+    func request(_ h: FlowHarness, _ method: HTTPRequest.Method = .get, headers: [(String, String)] = []) -> HTTPRequest
+    {
         var fields = HTTPFields()
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
-        return HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(h.origin.port)", path: "/r", headerFields: fields)
+        return HTTPRequest(
+            method: method, scheme: "http", authority: "127.0.0.1:\(h.origin.port)", path: "/r", headerFields: fields)
     }
 
     @Test("a fresh hit is answered at once with Age, counted as one hit; HEAD gets no body")
     func freshHit() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.body) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: Self.body)
+        }
         #expect(h.flow.storedResponse(for: request(h)) == nil) // nothing stored yet
         _ = try await h.send()
         let before = h.cache.statistics
@@ -36,9 +40,13 @@ struct HTTPCachingFlowStoredTests {
         #expect(h.origin.requestCount == 1)
     }
 
-    @Test("anything that needs the origin is declined and counts nothing: a miss, a stale entry, a request asking to revalidate")
+    @Test(
+        "anything that needs the origin is declined and counts nothing: a miss, a stale entry, a request asking to revalidate"
+    )
     func declines() async throws {
-        let h = try FlowHarness { _, _ in .init(headers: [("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")], body: Self.body) }
+        let h = try FlowHarness { _, _ in
+            .init(headers: [("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")], body: Self.body)
+        }
         _ = try await h.send()
         let before = h.cache.statistics
         #expect(h.flow.storedResponse(for: request(h, headers: [("Cache-Control", "no-cache")])) == nil)

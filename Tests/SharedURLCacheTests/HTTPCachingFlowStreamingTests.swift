@@ -35,12 +35,17 @@ struct ChunkedBody: AsyncSequence, Sendable {
 
 extension FlowHarness {
     /// The streaming flow, with the loopback origin's body handed over in 16 KiB chunks.
-    func stream(_ path: String = "/r", headers: [String: String] = [:], policy: RequestCachePolicy = .useProtocolCachePolicy,
-                maximumStoredBodyBytes: Int = .max, failAfterChunks: Int? = nil) async throws -> CachedHTTPStreamingResponse {
+    func stream(
+        _ path: String = "/r", headers: [String: String] = [:], policy: RequestCachePolicy = .useProtocolCachePolicy,
+        maximumStoredBodyBytes: Int = .max, failAfterChunks: Int? = nil
+    ) async throws -> CachedHTTPStreamingResponse {
         var fields = HTTPFields()
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
-        let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
-        return try await flow.streamingResponse(for: request, policy: policy, maximumStoredBodyBytes: maximumStoredBodyBytes) { request, body in
+        let request = HTTPRequest(
+            method: .get, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
+        return try await flow.streamingResponse(
+            for: request, policy: policy, maximumStoredBodyBytes: maximumStoredBodyBytes
+        ) { request, body in
             let (response, data) = try await Task.detached { try LoopbackClient.send(request, body: body) }.value
             return (response, OriginBody(ChunkedBody(data: data, chunkBytes: 16 << 10, failAfter: failAfterChunks)))
         }
@@ -124,7 +129,8 @@ struct HTTPCachingFlowStreamingTests {
     /// An origin whose large body is stale at once and refreshed by a 304 to `If-None-Match: "v1"`.
     static func revalidatedLargeBody(_ request: LoopbackOrigin.Request, _ index: Int) -> LoopbackOrigin.Response {
         if request.header("If-None-Match") == "\"v1\"" {
-            return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
+            return .init(
+                status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
         }
         return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: large)
     }
@@ -147,7 +153,9 @@ struct HTTPCachingFlowStreamingTests {
         #expect(h.origin.requestCount == 2)
     }
 
-    @Test("a client's matching If-None-Match on a revalidated large entry gets 304, and the refreshed head is still stored")
+    @Test(
+        "a client's matching If-None-Match on a revalidated large entry gets 304, and the refreshed head is still stored"
+    )
     func clientConditionalAfterRevalidation() async throws {
         let h = try FlowHarness(Self.revalidatedLargeBody)
         _ = try await h.stream().body.collect()
@@ -159,7 +167,8 @@ struct HTTPCachingFlowStreamingTests {
         let url = "http://127.0.0.1:\(h.origin.port)/r"
         var refreshed = false
         for _ in 0..<250 where !refreshed {
-            let stored = h.cache.engine.httpLookup(url: url, requestFields: HTTPFields(), delivery: .streamingLarge, counting: .deferred)?.stored
+            let stored = h.cache.engine.httpLookup(
+                url: url, requestFields: HTTPFields(), delivery: .streamingLarge, counting: .deferred)?.stored
             refreshed = stored?.headerFields[HTTPField.Name("X-Refreshed")!] == "yes"
             if !refreshed { try await Task.sleep(for: .milliseconds(20)) }
         }

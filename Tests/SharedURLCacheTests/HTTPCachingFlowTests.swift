@@ -18,8 +18,10 @@ final class FlowHarness: Sendable {
     let origin: LoopbackOrigin
     let clock = TestClock()
 
-    init(configure: (inout HTTPCachingConfiguration) -> Void = { _ in },
-         _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response) throws {
+    init(
+        configure: (inout HTTPCachingConfiguration) -> Void = { _ in },
+        _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response
+    ) throws {
         origin = try LoopbackOrigin(handler)
         cache = try directory.makeCache()
         var configuration = HTTPCachingConfiguration()
@@ -33,11 +35,14 @@ final class FlowHarness: Sendable {
 
     func advance(_ seconds: Double) { clock.advance(seconds) }
 
-    func send(_ path: String = "/r", method: HTTPRequest.Method = .get, headers: [String: String] = [:],
-              policy: RequestCachePolicy = .useProtocolCachePolicy, body: Data? = nil) async throws -> CachedHTTPResponse {
+    func send(
+        _ path: String = "/r", method: HTTPRequest.Method = .get, headers: [String: String] = [:],
+        policy: RequestCachePolicy = .useProtocolCachePolicy, body: Data? = nil
+    ) async throws -> CachedHTTPResponse {
         var fields = HTTPFields()
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
-        let request = HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
+        let request = HTTPRequest(
+            method: method, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
         return try await flow.response(for: request, body: body, policy: policy) { request, body in
             try await Task.detached { try LoopbackClient.send(request, body: body) }.value
         }
@@ -67,11 +72,14 @@ struct HTTPCachingFlowTests {
         #expect(h.origin.requestCount == 1)
     }
 
-    @Test("validation-etag: a stale entry is revalidated with If-None-Match; the 304 merges headers, keeps the body (§4.3)")
+    @Test(
+        "validation-etag: a stale entry is revalidated with If-None-Match; the 304 merges headers, keeps the body (§4.3)"
+    )
     func etagRevalidation() async throws {
         let h = try FlowHarness { request, n in
             if request.header("If-None-Match") == "\"v1\"" {
-                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
+                return .init(
+                    status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("X-Refreshed", "yes")])
             }
             return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: Self.body(n))
         }
@@ -107,7 +115,9 @@ struct HTTPCachingFlowTests {
 
     @Test("a full 200 during revalidation replaces the stored response (§4.3.3)")
     func replaceOnRevalidation() async throws {
-        let h = try FlowHarness { _, n in .init(headers: [("ETag", "\"v\(n)\""), ("Cache-Control", "max-age=5")], body: Self.body(n)) }
+        let h = try FlowHarness { _, n in
+            .init(headers: [("ETag", "\"v\(n)\""), ("Cache-Control", "max-age=5")], body: Self.body(n))
+        }
         _ = try await h.send()
         h.advance(10)
         let second = try await h.send()
@@ -119,7 +129,9 @@ struct HTTPCachingFlowTests {
     @Test("vary: variants by Accept-Language are stored and served separately (§4.1)")
     func vary() async throws {
         let h = try FlowHarness { request, _ in
-            .init(headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "lang=" + (request.header("Accept-Language") ?? "none"))
+            .init(
+                headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")],
+                body: "lang=" + (request.header("Accept-Language") ?? "none"))
         }
         let en = try await h.send(headers: ["Accept-Language": "en"])
         let fr = try await h.send(headers: ["Accept-Language": "fr"])
@@ -148,7 +160,9 @@ struct HTTPCachingFlowTests {
 
     @Test("stale-if-error: with the origin down a stale entry is served inside the window (RFC 5861 §4)")
     func staleIfError() async throws {
-        let h = try FlowHarness { _, n in .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: Self.body(n)) }
+        let h = try FlowHarness { _, n in
+            .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: Self.body(n))
+        }
         let first = try await h.send()
         h.advance(30)
         h.origin.stop()
@@ -160,7 +174,9 @@ struct HTTPCachingFlowTests {
 
     @Test("must-revalidate: with the origin down the answer is 504, never stale (§5.2.2.2)")
     func mustRevalidateOffline() async throws {
-        let h = try FlowHarness { _, n in .init(headers: [("Cache-Control", "max-age=1, must-revalidate")], body: Self.body(n)) }
+        let h = try FlowHarness { _, n in
+            .init(headers: [("Cache-Control", "max-age=1, must-revalidate")], body: Self.body(n))
+        }
         _ = try await h.send()
         h.advance(30)
         h.origin.stop()
@@ -170,7 +186,11 @@ struct HTTPCachingFlowTests {
 
     @Test("stale-while-revalidate: served at once, revalidated in the background (RFC 5861 §3)")
     func staleWhileRevalidate() async throws {
-        let h = try FlowHarness { _, n in .init(headers: [("Cache-Control", "max-age=1, stale-while-revalidate=600"), ("ETag", "\"e\(n)\"")], body: Self.body(n)) }
+        let h = try FlowHarness { _, n in
+            .init(
+                headers: [("Cache-Control", "max-age=1, stale-while-revalidate=600"), ("ETag", "\"e\(n)\"")],
+                body: Self.body(n))
+        }
         let first = try await h.send()
         h.advance(5)
         let updating = try await h.send()
@@ -261,7 +281,8 @@ struct HTTPCachingFlowTests {
 
     @Test("a forced-TTL rule caches an origin that sends no cache headers")
     func forcedTTL() async throws {
-        let h = try FlowHarness(configure: { $0.rules = [CachingRule(pathPrefix: "/static/", forcedTTLSeconds: 300)] }) { _, n in
+        let h = try FlowHarness(configure: { $0.rules = [CachingRule(pathPrefix: "/static/", forcedTTLSeconds: 300)] })
+        { _, n in
             .init(body: Self.body(n))
         }
         _ = try await h.send("/static/app.js")
@@ -270,13 +291,14 @@ struct HTTPCachingFlowTests {
         #expect(try await h.send("/dynamic").cacheStatus == .miss, "no rule, no freshness, no validator: not reused")
     }
 
-    @Test("not stored: no-store, private, Authorization without public, 5xx, Set-Cookie (§3, §3.5)",
-          arguments: [
+    @Test(
+        "not stored: no-store, private, Authorization without public, 5xx, Set-Cookie (§3, §3.5)",
+        arguments: [
             ("no-store", [("Cache-Control", "no-store")], [String: String]()),
             ("private", [("Cache-Control", "private, max-age=600")], [:]),
             ("authorization", [("Cache-Control", "max-age=600")], ["Authorization": "Bearer x"]),
             ("set-cookie", [("Cache-Control", "max-age=600"), ("Set-Cookie", "session=1")], [:]),
-          ])
+        ])
     func notStored(name: String, headers: [(String, String)], requestHeaders: [String: String]) async throws {
         let h = try FlowHarness { _, n in .init(headers: headers, body: Self.body(n)) }
         _ = try await h.send(headers: requestHeaders)
@@ -287,14 +309,17 @@ struct HTTPCachingFlowTests {
 
     @Test("authorization-public: a public response to an authorized request is stored and reused (§3.5)")
     func authorizationPublic() async throws {
-        let h = try FlowHarness { _, n in .init(headers: [("Cache-Control", "public, max-age=600")], body: Self.body(n)) }
+        let h = try FlowHarness { _, n in .init(headers: [("Cache-Control", "public, max-age=600")], body: Self.body(n))
+        }
         _ = try await h.send(headers: ["Authorization": "Bearer x"])
         #expect(try await h.send(headers: ["Authorization": "Bearer x"]).cacheStatus == .hit)
     }
 
     @Test("status: an explicitly fresh 503 is served from the cache (RFC 9111 §3)")
     func explicitlyFreshServerError() async throws {
-        let h = try FlowHarness { _, n in .init(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy \(n)") }
+        let h = try FlowHarness { _, n in
+            .init(status: 503, headers: [("Cache-Control", "max-age=60")], body: "busy \(n)")
+        }
         let first = try await h.send()
         h.advance(10)
         let second = try await h.send()
@@ -316,7 +341,9 @@ struct HTTPCachingFlowTests {
         #expect(try await plain.send().cacheStatus == .miss && plain.origin.requestCount == 2)
     }
 
-    @Test("status: a fresh 503 answering a revalidation is stored; a 500 without freshness keeps the stored response (§4.3.3)")
+    @Test(
+        "status: a fresh 503 answering a revalidation is stored; a 500 without freshness keeps the stored response (§4.3.3)"
+    )
     func serverErrorDuringRevalidation() async throws {
         let h = try FlowHarness { _, n in
             switch n {
@@ -333,7 +360,9 @@ struct HTTPCachingFlowTests {
         let busy = try await h.send()
         #expect(busy.response.status == .serviceUnavailable && busy.cacheStatus == .expired)
         let cached = try await h.send()
-        #expect(cached.response.status == .serviceUnavailable && cached.cacheStatus == .hit && cached.body == Data("busy".utf8))
+        #expect(
+            cached.response.status == .serviceUnavailable && cached.cacheStatus == .hit
+                && cached.body == Data("busy".utf8))
         #expect(h.origin.requestCount == 3)
     }
 
@@ -356,7 +385,9 @@ struct HTTPCachingFlowTests {
         }
         _ = try await h.send("/blanket", headers: ["X-Oversized": String(repeating: "a", count: 1000)])
         let other = try await h.send("/blanket")
-        #expect(other.cacheStatus == .miss && h.origin.requestCount == 2, "one client's bad request is not served to another")
+        #expect(
+            other.cacheStatus == .miss && h.origin.requestCount == 2,
+            "one client's bad request is not served to another")
         _ = try await h.send("/shared")
         #expect(try await h.send("/shared").cacheStatus == .hit && h.origin.requestCount == 3)
     }

@@ -24,7 +24,7 @@ struct KeyTests {
     ])
     func urlKeys(stored: String, lookedUp: String, same: Bool) throws {
         let directory = TestDirectory()
-        for memory in [1 << 20, 0] {  // memory tier and disk path alike
+        for memory in [1 << 20, 0] { // memory tier and disk path alike
             let cache = try directory.makeCache(memory: memory)
             cache.put(stored, "stored")
             #expect((cache.get(lookedUp) == "stored") == same, "memory \(memory)")
@@ -56,9 +56,9 @@ struct KeyTests {
         for reader in [cache, try directory.makeCache(memory: memory)] {
             #expect(reader.get(url, headers: ["Accept-Language": "en"]) == "hello")
             #expect(reader.get(url, headers: ["Accept-Language": "fr"]) == "bonjour")
-            #expect(reader.get(url, headers: ["accept-language": " FR "]) == "bonjour")  // normalised
+            #expect(reader.get(url, headers: ["accept-language": " FR "]) == "bonjour") // normalised
             #expect(reader.get(url, headers: ["Accept-Language": "de"]) == nil)
-            #expect(reader.get(url) == nil)  // absent matches only absent
+            #expect(reader.get(url) == nil) // absent matches only absent
         }
         // Two variants and the vary spec.
         #expect(cache.statistics.diskEntries == 3)
@@ -72,7 +72,9 @@ struct KeyTests {
         let directory = TestDirectory()
         let cache = try directory.makeCache(memory: 0)
         let url = "https://api.example.com/v"
-        cache.put(url, "x", responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": "en", "X-Other": "1"])
+        cache.put(
+            url, "x", responseHeaders: ["Vary": "Accept-Language"],
+            requestHeaders: ["Accept-Language": "en", "X-Other": "1"])
         let store = try #require(cache.engine.store)
         let spec = try #require(try store.record(for: cache.storeKey(url), variant: []))
         #expect(spec.appFlags == RecordKind.varySpec.rawValue)
@@ -89,7 +91,7 @@ struct KeyTests {
         let other = try directory.makeCache()
         let url = "https://api.example.com/switch"
         cache.put(url, "en", responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": "en"])
-        #expect(other.get(url, headers: ["Accept-Language": "en"]) == "en")  // now in other's memory
+        #expect(other.get(url, headers: ["Accept-Language": "en"]) == "en") // now in other's memory
 
         cache.put(url, "plain")
 
@@ -103,10 +105,12 @@ struct KeyTests {
         let cache = try directory.makeCache()
         let other = try directory.makeCache()
         let url = "https://api.example.com/changed"
-        cache.put(url, "lang-en", responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": "en"])
+        cache.put(
+            url, "lang-en", responseHeaders: ["Vary": "Accept-Language"], requestHeaders: ["Accept-Language": "en"])
         #expect(other.get(url, headers: ["Accept-Language": "en"]) == "lang-en")
 
-        cache.put(url, "gzip", responseHeaders: ["Vary": "Accept-Encoding"], requestHeaders: ["Accept-Encoding": "gzip"])
+        cache.put(
+            url, "gzip", responseHeaders: ["Vary": "Accept-Encoding"], requestHeaders: ["Accept-Encoding": "gzip"])
 
         #expect(other.get(url, headers: ["Accept-Language": "en"]) == nil)
         #expect(other.get(url, headers: ["Accept-Encoding": "gzip", "Accept-Language": "en"]) == "gzip")

@@ -16,7 +16,8 @@ struct SharedCacheTests {
         let url = "https://api.example.com/items/1?v=1"
 
         cache.storeCachedResponse(
-            response(url, body: "{\"id\":1}", status: 203, headers: ["Content-Type": "application/json", "ETag": "\"abc\""]),
+            response(
+                url, body: "{\"id\":1}", status: 203, headers: ["Content-Type": "application/json", "ETag": "\"abc\""]),
             for: request(url))
         let hit = try #require(cache.cachedResponse(for: request(url)))
 
@@ -54,7 +55,8 @@ struct SharedCacheTests {
         let directory = TestDirectory()
         let cache = try directory.makeCache(memory: 0)
         let url = "https://api.example.com/plain"
-        let plain = URLResponse(url: URL(string: url)!, mimeType: "text/plain", expectedContentLength: 5, textEncodingName: "utf-8")
+        let plain = URLResponse(
+            url: URL(string: url)!, mimeType: "text/plain", expectedContentLength: 5, textEncodingName: "utf-8")
         cache.storeCachedResponse(CachedURLResponse(response: plain, data: Data("hello".utf8)), for: request(url))
 
         let hit = try #require(cache.cachedResponse(for: request(url)))
@@ -202,7 +204,7 @@ struct SharedCacheTests {
         let writer = try directory.makeCache()
         writer.storeCachedResponse(response(url, body: "b", userInfo: info), for: request(url))
 
-        for cache in [writer, try directory.makeCache()] {  // memory path, then disk path
+        for cache in [writer, try directory.makeCache()] { // memory path, then disk path
             let hit = try #require(cache.cachedResponse(for: request(url)))
             let back = try #require(hit.userInfo)
             #expect(back["string"] as? String == "text")
@@ -302,7 +304,8 @@ struct SharedCacheTests {
         let url = "https://api.example.com/corrupt"
         let store = try CacheStore(directory: directory.cache.path)
         try store.store(
-            RecordDescriptor(key: cache.storeKey(url), head: [0x52, 0x48, 1, 1, 0xFF], appFlags: RecordKind.response.rawValue),
+            RecordDescriptor(
+                key: cache.storeKey(url), head: [0x52, 0x48, 1, 1, 0xFF], appFlags: RecordKind.response.rawValue),
             body: Array("x".utf8))
 
         #expect(cache.get(url) == nil)

@@ -17,9 +17,10 @@ final class TestDirectory: Sendable {
     func makeCache(
         memory: Int = 1 << 20, disk: Int = 64 << 20, partition: String = "", maximumEntry: Int = 8 << 20
     ) throws -> SharedCache {
-        try SharedCache(configuration: SharedCacheConfiguration(
-            memoryCapacity: memory, diskCapacity: disk, directory: cache, partition: partition,
-            maximumEntrySizeBytes: maximumEntry))
+        try SharedCache(
+            configuration: SharedCacheConfiguration(
+                memoryCapacity: memory, diskCapacity: disk, directory: cache, partition: partition,
+                maximumEntrySizeBytes: maximumEntry))
     }
 }
 
@@ -34,7 +35,8 @@ func response(
     _ url: String, body: String, status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"],
     userInfo: [AnyHashable: Any]? = nil, policy: URLCache.StoragePolicy = .allowed
 ) -> CachedURLResponse {
-    let http = HTTPURLResponse(url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+    let http = HTTPURLResponse(
+        url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
     return CachedURLResponse(response: http, data: Data(body.utf8), userInfo: userInfo, storagePolicy: policy)
 }
 
@@ -62,7 +64,8 @@ extension SharedCache {
     /// Stores a binary body (`put` stores text, which compresses).
     func put(_ url: String, data: Data, policy: URLCache.StoragePolicy = .allowed) {
         let http = HTTPURLResponse(url: URL(string: url)!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
-        storeCachedResponse(CachedURLResponse(response: http, data: data, userInfo: nil, storagePolicy: policy), for: request(url))
+        storeCachedResponse(
+            CachedURLResponse(response: http, data: data, userInfo: nil, storagePolicy: policy), for: request(url))
     }
 
     /// The binary body stored for `url`, or nil.
@@ -99,7 +102,9 @@ enum Worker {
     /// Runs `CacheWorker ARGS…` to completion (Tests/TestProcess); stdout comes back trimmed.
     static func run(_ arguments: [String]) throws -> Outcome {
         let result = try ChildProcess.run(arguments)
-        return Outcome(status: result.status, output: result.out.trimmingCharacters(in: .whitespacesAndNewlines), error: result.err)
+        return Outcome(
+            status: result.status, output: result.out.trimmingCharacters(in: .whitespacesAndNewlines), error: result.err
+        )
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -11,7 +11,8 @@ public final class ChildProcess: @unchecked Sendable {
     public typealias Outcome = (status: Int32, out: String, err: String)
 
     /// How long `finish` waits before SIGKILL: 5 minutes, or an hour for soak runs (SUC_SOAK=1).
-    public static let defaultDeadline: TimeInterval = ProcessInfo.processInfo.environment["SUC_SOAK"] == "1" ? 3600 : 300
+    public static let defaultDeadline: TimeInterval =
+        ProcessInfo.processInfo.environment["SUC_SOAK"] == "1" ? 3600 : 300
 
     public let process = Process()
     private let input = Pipe()
@@ -77,8 +78,10 @@ public final class ChildProcess: @unchecked Sendable {
         try? input.fileHandleForWriting.close()
         let end = Date().addingTimeInterval(deadline)
         var out = Data(), err = Data()
-        var fds = [pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
         var buffer = [UInt8](repeating: 0, count: 65536)
         var killed = false
         var exitedAt: Date?
@@ -90,7 +93,8 @@ public final class ChildProcess: @unchecked Sendable {
             let left = end.timeIntervalSinceNow
             if left <= 0 {
                 if !killed {
-                    FileHandle.standardError.write(Data("ChildProcess: pid \(pid) outlived \(Int(deadline)) s; killed\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("ChildProcess: pid \(pid) outlived \(Int(deadline)) s; killed\n".utf8))
                     kill9()
                     killed = true
                 }
@@ -108,7 +112,10 @@ public final class ChildProcess: @unchecked Sendable {
             }
         }
         process.waitUntilExit()
-        return (process.terminationStatus, buffered + String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        return (
+            process.terminationStatus, buffered + String(decoding: out, as: UTF8.self),
+            String(decoding: err, as: UTF8.self)
+        )
     }
 
     /// Runs CacheWorker with `arguments` to completion.

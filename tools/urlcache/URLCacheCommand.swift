@@ -28,7 +28,10 @@ struct URLCacheCommand: ParsableCommand {
               4  busy: another compaction holds the lock (compact --wait waits)
             """,
         version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
-        subcommands: [Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Bench.self, BenchWorker.self, BenchOps.self]
+        subcommands: [
+            Compact.self, Stats.self, Verify.self, List.self, Show.self, Purge.self, Bench.self, BenchWorker.self,
+            BenchOps.self,
+        ]
             + networkingSubcommands
     )
 

@@ -6,27 +6,48 @@ extension CompactionSummary: TextReport {
         var rows: [(String, String)] = [
             ("directory", directory),
             ("mode", dryRun ? "dry run (nothing changed)" : "compacted"),
-            ("on disk (du)", "\(TextFormat.bytes(result.diskBytesBefore)) → \(TextFormat.bytes(result.diskBytesAfter))"),
-            ("index file", "\(TextFormat.bytes(result.indexBytesBefore)) → \(TextFormat.bytes(result.indexBytesAfter))"
-                + (result.indexRewrites > 0 ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)" : "")),
+            (
+                "on disk (du)",
+                "\(TextFormat.bytes(result.diskBytesBefore)) → \(TextFormat.bytes(result.diskBytesAfter))"
+            ),
+            (
+                "index file",
+                "\(TextFormat.bytes(result.indexBytesBefore)) → \(TextFormat.bytes(result.indexBytesAfter))"
+                    + (result.indexRewrites > 0
+                        ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)"
+                        : "")
+            ),
         ]
         if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {
             rows.append(("max size / low water", "\(TextFormat.bytes(max)) / \(TextFormat.bytes(low))"))
         }
         if let minFree = plan.minFreeBytes, let fs = plan.fileSystem {
-            rows.append(("min free / available", "\(TextFormat.bytes(minFree)) / \(TextFormat.bytes(fs.availableBytes))"))
+            rows.append(
+                ("min free / available", "\(TextFormat.bytes(minFree)) / \(TextFormat.bytes(fs.availableBytes))"))
         }
         if let cutoff = plan.unusedBefore { rows.append(("evict unused before", TextFormat.date(cutoff))) }
-        rows.append(("reasons", reasons.isEmpty ? "none (within limits; swept leftovers only)" : reasons.joined(separator: ", ")))
+        rows.append(
+            (
+                "reasons",
+                reasons.isEmpty ? "none (within limits; swept leftovers only)" : reasons.joined(separator: ", ")
+            ))
         let verb = dryRun ? "would evict" : "evicted"
         rows += [
-            (verb, "\(result.evictedEntries) entries, \(TextFormat.bytes(result.evictedBytes)) (\(result.expiredEntries) for age)"),
+            (
+                verb,
+                "\(result.evictedEntries) entries, \(TextFormat.bytes(result.evictedBytes)) (\(result.expiredEntries) for age)"
+            ),
             ("entries", "\(entriesBefore) → \(entriesAfter)"),
             ("entry bytes", "\(TextFormat.bytes(entryBytesBefore)) → \(TextFormat.bytes(entryBytesAfter))"),
             ("orphan files", "\(result.orphanFiles) (\(TextFormat.bytes(result.orphanBytes)))"),
             ("temp files", "\(result.tempFiles)"),
             ("write transactions", "\(result.transactions)"),
-            ("time", String(format: "%.3f s", seconds) + (result.evictedEntries > 0 && !dryRun ? String(format: " (%.0f entries/s)", evictedPerSecond) : "")),
+            (
+                "time",
+                String(format: "%.3f s", seconds)
+                    + (result.evictedEntries > 0 && !dryRun
+                        ? String(format: " (%.0f entries/s)", evictedPerSecond) : "")
+            ),
         ]
         return TextFormat.pairs(rows)
     }

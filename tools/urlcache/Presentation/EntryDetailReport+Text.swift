@@ -6,9 +6,11 @@ extension EntryDetailReport: TextReport {
     var text: String {
         var blocks: [String] = []
         for entry in entries {
-            let variant = entry.variantHex.isEmpty
+            let variant =
+                entry.variantHex.isEmpty
                 ? "(none)" : entry.variant.map { StoredVariant.text(of: $0) } ?? "hex:" + entry.variantHex
-            let body = "\(TextFormat.bytes(entry.bodyBytes)) (\(entry.bodyBytes) bytes), \(TextFormat.bytes(entry.storedBytes)) stored, "
+            let body =
+                "\(TextFormat.bytes(entry.bodyBytes)) (\(entry.bodyBytes) bytes), \(TextFormat.bytes(entry.storedBytes)) stored, "
                 + (entry.isInline ? "inline" : "file") + (entry.isCompressed ? ", compressed" : ", raw")
             let rows: [(String, String)] = [
                 ("key", entry.keyText),

@@ -7,7 +7,8 @@ extension ListingReport: TextReport {
             [
                 TextFormat.date(entry.lastUsed), TextFormat.bytes(entry.bodyBytes),
                 entry.partition.isEmpty ? "-" : entry.partition,
-                entry.variantHex.isEmpty ? "-" : (entry.variant.map { StoredVariant.text(of: $0) } ?? "hex:" + entry.variantHex),
+                entry.variantHex.isEmpty
+                    ? "-" : (entry.variant.map { StoredVariant.text(of: $0) } ?? "hex:" + entry.variantHex),
                 entry.keyText,
             ]
         }

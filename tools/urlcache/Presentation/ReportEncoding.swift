@@ -8,9 +8,12 @@ enum ReportEncoding {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.dateEncodingStrategy = .iso8601
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         // Encoding plain value types cannot fail; a failure would be a programming error.
-        guard let data = try? encoder.encode(report) else { preconditionFailure("report \(Report.self) did not encode") }
+        guard let data = try? encoder.encode(report) else {
+            preconditionFailure("report \(Report.self) did not encode")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 

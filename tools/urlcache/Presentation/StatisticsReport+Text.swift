@@ -6,13 +6,22 @@ extension StatisticsReport: TextReport {
     var text: String {
         var rows: [(String, String)] = [
             ("directory", directory),
-            ("format", "directory format \(directoryFormat); this build writes records \(StoreFormats.record), bodies \(StoreFormats.body)"),
+            (
+                "format",
+                "directory format \(directoryFormat); this build writes records \(StoreFormats.record), bodies \(StoreFormats.body)"
+            ),
             ("on disk (du)", "\(TextFormat.bytes(diskBytes)) (\(diskBytes))" + (diskMeasured ? "" : ", estimated")),
             ("  index file", TextFormat.bytes(diskIndexBytes)),
             ("  body files", TextFormat.bytes(diskBodyFileBytes)),
-            ("  leftovers", "\(TextFormat.bytes(diskLeftoverBytes)) in \(diskLeftoverFiles) files (temp, orphan, old index; compact removes them after --grace)"),
+            (
+                "  leftovers",
+                "\(TextFormat.bytes(diskLeftoverBytes)) in \(diskLeftoverFiles) files (temp, orphan, old index; compact removes them after --grace)"
+            ),
             ("  directories", TextFormat.bytes(diskOverheadBytes)),
-            ("live entries", "\(TextFormat.bytes(diskEntryBytes)) (records + body files: what the online capacity holds)"),
+            (
+                "live entries",
+                "\(TextFormat.bytes(diskEntryBytes)) (records + body files: what the online capacity holds)"
+            ),
             ("entries", "\(entries)"),
             ("body bytes", "\(TextFormat.bytes(bodyBytes)) (\(bodyBytes))"),
             ("stored bytes", "\(TextFormat.bytes(storedBytes)) (\(storedBytes))"),
@@ -20,15 +29,26 @@ extension StatisticsReport: TextReport {
             ("compression ratio", String(format: "%.2f", compressionRatio)),
             ("index map", "\(TextFormat.bytes(indexUsedBytes)) used of \(TextFormat.bytes(indexMapBytes))"),
             ("reader slots", "\(readerSlotsUsed) of \(readerSlotsMax)"),
-            ("hits / misses", "\(hits) / \(misses)" + (hits + misses > 0 ? String(format: " (%.1f%% hit rate)", 100 * Double(hits) / Double(hits + misses)) : "")),
+            (
+                "hits / misses",
+                "\(hits) / \(misses)"
+                    + (hits + misses > 0
+                        ? String(format: " (%.1f%% hit rate)", 100 * Double(hits) / Double(hits + misses)) : "")
+            ),
             ("stores", "\(stores)"),
             ("evictions", "\(evictions)"),
             ("corrupt entries purged", "\(corruptPurges)"),
         ]
         if let fileSystem {
-            rows.append(("file system", "\(TextFormat.bytes(fileSystem.availableBytes)) free of \(TextFormat.bytes(fileSystem.totalBytes))"))
+            rows.append(
+                (
+                    "file system",
+                    "\(TextFormat.bytes(fileSystem.availableBytes)) free of \(TextFormat.bytes(fileSystem.totalBytes))"
+                ))
         }
-        if let unreadableRecords, unreadableRecords > 0 { rows.append(("unreadable records", "\(unreadableRecords) (run urlcache verify)")) }
+        if let unreadableRecords, unreadableRecords > 0 {
+            rows.append(("unreadable records", "\(unreadableRecords) (run urlcache verify)"))
+        }
         var text = TextFormat.pairs(rows)
         if let partitions, !partitions.isEmpty {
             let table = partitions.map { partition in
@@ -38,7 +58,10 @@ extension StatisticsReport: TextReport {
                     partition.lastUsed.map(TextFormat.date) ?? "-",
                 ]
             }
-            text += "\n\n" + TextFormat.table(["PARTITION", "ENTRIES", "BODY", "STORED", "LAST USED"], table, rightAligned: [1, 2, 3])
+            text +=
+                "\n\n"
+                + TextFormat.table(
+                    ["PARTITION", "ENTRIES", "BODY", "STORED", "LAST USED"], table, rightAligned: [1, 2, 3])
         }
         return text
     }

@@ -21,7 +21,8 @@ enum TextFormat {
     /// Two columns: names padded to the widest.
     static func pairs(_ rows: [(String, String)]) -> String {
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
+        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(
+            separator: "\n")
     }
 
     /// A table: each column padded to its widest cell; columns in `rightAligned` are right-aligned.

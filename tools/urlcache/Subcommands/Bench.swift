@@ -5,7 +5,8 @@ import SharedURLCacheStore
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Throughput of N real processes on one directory: this cache beside the raw limit and Foundation's URLCache.",
+        abstract:
+            "Throughput of N real processes on one directory: this cache beside the raw limit and Foundation's URLCache.",
         discussion: """
             For each implementation, body size and process count, the processes run a mix of lookups \
             and stores over Zipf-distributed keys (URLs like https://api.example.com/items/<n>?v=1) for \
@@ -21,30 +22,39 @@ struct Bench: ParsableCommand {
             the rss and anon columns).
             """)
 
-    @Argument(help: "Benchmark directory (default: $XDG_CACHE_HOME/SharedURLCache-bench or ~/.cache/SharedURLCache-bench).")
+    @Argument(
+        help: "Benchmark directory (default: $XDG_CACHE_HOME/SharedURLCache-bench or ~/.cache/SharedURLCache-bench).")
     var directory: String?
     @Option(help: "Process counts, comma-separated.") var procs = "1,2,4"
     @Option(help: "Seconds per run.") var seconds = 5.0
-    @Option(help: "Entries (keys) per implementation; a comma-separated list runs each, smallest first.") var entries = "10000"
+    @Option(help: "Entries (keys) per implementation; a comma-separated list runs each, smallest first.") var entries =
+        "10000"
     @Option(help: "Upper bound on Foundation URLCache entries.") var foundationEntries = 200
     @Option(help: "Body sizes in bytes, comma-separated.") var sizes = "1024"
     @Option(help: "Percent of operations that are lookups.") var lookupPercent = 90
     @Option(help: "Zipf exponent of the key distribution.") var zipf = 1.0
-    @Option(help: "Implementations: shared-url-cache, raw-limit, foundation.") var implementations = "shared-url-cache,raw-limit,foundation"
-    @Option(help: "Threads per process sharing one open cache (shared-url-cache only; the others run one).") var threads = 1
+    @Option(help: "Implementations: shared-url-cache, raw-limit, foundation.") var implementations =
+        "shared-url-cache,raw-limit,foundation"
+    @Option(help: "Threads per process sharing one open cache (shared-url-cache only; the others run one).")
+    var threads = 1
     @Option(help: "Operations per process; the run ends after them instead of after --seconds.") var operations: Int?
-    @Flag(help: "Durable mode: every store synced (body, directory, full commit), for ours and the raw limit.") var durable = false
+    @Flag(help: "Durable mode: every store synced (body, directory, full commit), for ours and the raw limit.")
+    var durable = false
     @Option(help: "Random seed (printed; replay with it).") var seed: UInt64 = UInt64.random(in: 1...UInt64(UInt32.max))
     @Flag(help: "One JSON object per row instead of the table.") var json = false
 
     func run() throws {
         let kinds = try implementations.split(separator: ",").map { name in
-            guard let kind = BenchImplementationKind(rawValue: String(name)) else { throw ValidationError("unknown implementation \(name)") }
+            guard let kind = BenchImplementationKind(rawValue: String(name)) else {
+                throw ValidationError("unknown implementation \(name)")
+            }
             return kind
         }
         func counts(_ list: String, _ option: String) throws -> [Int] {
             let values = list.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard !values.isEmpty, values.allSatisfy({ ($0 ?? 0) > 0 }) else { throw ValidationError("\(option): positive integers, comma-separated") }
+            guard !values.isEmpty, values.allSatisfy({ ($0 ?? 0) > 0 }) else {
+                throw ValidationError("\(option): positive integers, comma-separated")
+            }
             return values.compactMap { $0 }
         }
         guard threads >= 1 else { throw ValidationError("--threads: at least 1") }
@@ -58,8 +68,10 @@ struct Bench: ParsableCommand {
             workerCommand: (URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path, ["bench-worker"]))
         if !json {
             let length = operations.map { "\($0) operations per process" } ?? "\(seconds) s per run"
-            print("urlcache bench: \(base), seed \(seed), \(lookupPercent)% lookups, Zipf \(zipf), \(length)"
-                + (threads > 1 ? ", \(threads) threads per process (ours)" : "") + (durable ? ", durable mode" : ""))
+            print(
+                "urlcache bench: \(base), seed \(seed), \(lookupPercent)% lookups, Zipf \(zipf), \(length)"
+                    + (threads > 1 ? ", \(threads) threads per process (ours)" : "") + (durable ? ", durable mode" : "")
+            )
         }
         let rows = try driver.run { line in
             FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -75,7 +87,8 @@ struct Bench: ParsableCommand {
 }
 
 struct BenchWorker: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-worker", abstract: "One process of `urlcache bench`.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "bench-worker", abstract: "One process of `urlcache bench`.", shouldDisplay: false)
     @Argument var workload: String
 
     func run() throws {

@@ -49,7 +49,8 @@ struct BenchOps: ParsableCommand {
     }
 
     func run() throws {
-        guard ["shared-cache", "shared-cache-relaxed", "shared-cache-memory", "cache-store"].contains(implementation) else {
+        guard ["shared-cache", "shared-cache-relaxed", "shared-cache-memory", "cache-store"].contains(implementation)
+        else {
             throw ValidationError("unknown implementation \(implementation)")
         }
         guard entries > 0, operations >= 0, size >= 0 else { throw ValidationError("--entries > 0, --operations ≥ 0") }
@@ -104,7 +105,9 @@ struct BenchOps: ParsableCommand {
         } else {
             if memory { for i in 0..<hot { _ = cache.cachedResponse(for: URLRequest(url: Self.url(i))) } }
             timed("hit") {
-                for request in hitRequests where cache.cachedResponse(for: request)?.data.count != size { failures += 1 }
+                for request in hitRequests where cache.cachedResponse(for: request)?.data.count != size {
+                    failures += 1
+                }
                 return hitRequests.count
             }
             timed("miss") {

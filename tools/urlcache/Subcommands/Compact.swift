@@ -4,7 +4,8 @@ import Foundation
 
 struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Hold the directory to a size on disk (du): evict least recently used entries, remove leftovers, shrink the index.",
+        abstract:
+            "Hold the directory to a size on disk (du): evict least recently used entries, remove leftovers, shrink the index.",
         discussion: """
             When the entries (bodies on disk + index records, the measure of the services' online \
             hard cap) take more than --max-size, evicts least recently used entries until they take \
@@ -19,15 +20,22 @@ struct Compact: ParsableCommand {
             """)
 
     @OptionGroup var options: CacheDirectoryOptions
-    @Option(help: "Capacity, as du counts the directory: 20GiB, 500MB, bytes, or a percentage of the file system (50%).", transform: { try SizeLimit($0) })
+    @Option(
+        help: "Capacity, as du counts the directory: 20GiB, 500MB, bytes, or a percentage of the file system (50%).",
+        transform: { try SizeLimit($0) })
     var maxSize: SizeLimit?
-    @Option(help: "A directory over this is brought down to it: a percentage of --max-size or a size (default 90%).", transform: { try SizeLimit($0) })
+    @Option(
+        help: "A directory over this is brought down to it: a percentage of --max-size or a size (default 90%).",
+        transform: { try SizeLimit($0) })
     var lowWater: SizeLimit?
     @Option(help: "Evict entries not used for this long: 30d, 12h, 90m, 1d12h.", transform: { try AgeLimit.parse($0) })
     var maxAge: Duration?
-    @Option(help: "Keep this much of the file system free: a size or a percentage (5%).", transform: { try SizeLimit($0) })
+    @Option(
+        help: "Keep this much of the file system free: a size or a percentage (5%).", transform: { try SizeLimit($0) })
     var minFree: SizeLimit?
-    @Option(help: "Leave orphan and temp files younger than this (stores in flight).", transform: { try AgeLimit.parse($0) })
+    @Option(
+        help: "Leave orphan and temp files younger than this (stores in flight).", transform: { try AgeLimit.parse($0) }
+    )
     var grace: Duration = .seconds(600)
     @Option(help: "Entries per write transaction.") var batchSize = 1000
     @Flag(help: "Print what would be evicted; change nothing.") var dryRun = false

@@ -26,16 +26,26 @@ struct Proxy: ParsableCommand {
     var cacheStatusName = CacheStatusMember.defaultCacheName
     @Flag(help: "Also send nginx's X-Cache-Status (HIT, MISS, REVALIDATED, STALE, UPDATING, EXPIRED, BYPASS).")
     var xCacheStatus = false
-    @Option(help: "Send that status under this header name (implies --x-cache-status; \"\" for none).") var cacheStatusHeader: String?
-    @Option(help: "The partition of the proxy's entries (default: the shared default partition).") var partition: String?
+    @Option(help: "Send that status under this header name (implies --x-cache-status; \"\" for none).")
+    var cacheStatusHeader: String?
+    @Option(help: "The partition of the proxy's entries (default: the shared default partition).") var partition:
+        String?
     @Option(help: "Memory tier size.") var memoryCapacity = "64MiB"
-    @Option(help: "Disk capacity of the entries (a store past it evicts the least recently used, as URLCache does).") var diskCapacity = "1GiB"
-    @Option(help: "The largest entry stored (default: what the store takes, a 64 MiB body and its head).") var maxEntrySize: String?
+    @Option(help: "Disk capacity of the entries (a store past it evicts the least recently used, as URLCache does).")
+    var diskCapacity = "1GiB"
+    @Option(help: "The largest entry stored (default: what the store takes, a 64 MiB body and its head).")
+    var maxEntrySize: String?
     @Option(help: "Seconds allowed for a request's exchanges with the origin (then 504).") var upstreamTimeout = 60
-    @Option(help: "Seconds allowed to connect to the origin; a refused connect is answered at once (stale where allowed, else 504/502).")
+    @Option(
+        help:
+            "Seconds allowed to connect to the origin; a refused connect is answered at once (stale where allowed, else 504/502)."
+    )
     var connectTimeout = 3
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
-    @Flag(help: "SO_REUSEPORT on the listening socket: several proxy processes (one cache directory) may listen on one port.")
+    @Flag(
+        help:
+            "SO_REUSEPORT on the listening socket: several proxy processes (one cache directory) may listen on one port."
+    )
     var reusePort = false
     @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
     var targetedCacheControl = "CDN-Cache-Control"
@@ -48,8 +58,12 @@ struct Proxy: ParsableCommand {
             do { _ = try ProxyConfiguration.Upstream(upstream) } catch { throw ValidationError(error.description) }
         }
         do { _ = try ProxyConfiguration.listenAddress(listen) } catch { throw ValidationError(error.description) }
-        do { _ = try ProxyConfiguration.fieldNames(targetedCacheControl) } catch { throw ValidationError(error.description) }
-        if let cacheStatusHeader, !cacheStatusHeader.isEmpty, (try? ProxyConfiguration.fieldNames(cacheStatusHeader))?.count != 1 {
+        do { _ = try ProxyConfiguration.fieldNames(targetedCacheControl) } catch {
+            throw ValidationError(error.description)
+        }
+        if let cacheStatusHeader, !cacheStatusHeader.isEmpty,
+            (try? ProxyConfiguration.fieldNames(cacheStatusHeader))?.count != 1
+        {
             throw ValidationError("--cache-status-header: not a field name: \(cacheStatusHeader)")
         }
         if !cacheStatusName.isEmpty, !CacheStatusMember.isValidCacheName(cacheStatusName) {
@@ -61,7 +75,8 @@ struct Proxy: ParsableCommand {
 
     func run() throws {
         let (host, port) = try ProxyConfiguration.listenAddress(listen)
-        let mode: ProxyConfiguration.Mode = try upstream.map { .reverse(try ProxyConfiguration.Upstream($0)) } ?? .forward
+        let mode: ProxyConfiguration.Mode =
+            try upstream.map { .reverse(try ProxyConfiguration.Upstream($0)) } ?? .forward
         var configuration = ProxyConfiguration(mode: mode, host: host, port: port)
         configuration.cacheStatusName = cacheStatusName.isEmpty ? nil : cacheStatusName
         if let cacheStatusHeader {
@@ -80,7 +95,8 @@ struct Proxy: ParsableCommand {
             directory: options.resolved,
             memoryCapacityBytes: try SizeLimit(memoryCapacity).resolved(of: 0),
             diskCapacityBytes: try SizeLimit(diskCapacity).resolved(of: 0),
-            maximumEntrySizeBytes: try maxEntrySize.map { try SizeLimit($0).resolved(of: 0) } ?? ProxyCacheSettings.storeLimitBytes)
+            maximumEntrySizeBytes: try maxEntrySize.map { try SizeLimit($0).resolved(of: 0) }
+                ?? ProxyCacheSettings.storeLimitBytes)
         try ProxyServer.runUntilSignalled(configuration: configuration, cache: cache, logLevel: logLevel) { server in
             // One line on stdout once the socket is bound, for scripts and tests to wait on.
             FileHandle.standardOutput.write(Data("listening on \(host):\(server.port)\n".utf8))

@@ -13,7 +13,9 @@ struct Purge: ParsableCommand {
     @OptionGroup var options: CacheDirectoryOptions
     @Option(help: "Exactly this URL (every method and variant).") var url: String?
     @Option(help: "URLs starting with this prefix.") var prefix: String?
-    @Option(help: "Entries stored at or after this date: 2025-06-01, 2025-06-01T12:00:00Z, or an age (2h = two hours ago).", transform: { try DateArgument.parse($0, now: Date()) })
+    @Option(
+        help: "Entries stored at or after this date: 2025-06-01, 2025-06-01T12:00:00Z, or an age (2h = two hours ago).",
+        transform: { try DateArgument.parse($0, now: Date()) })
     var since: Date?
     @Option(help: "Entries of this partition.") var partition: String?
     @Flag(help: "Every entry.") var all = false
@@ -22,7 +24,8 @@ struct Purge: ParsableCommand {
 
     func validate() throws {
         do {
-            _ = try PurgeSelection(url: url, urlPrefix: prefix, storedSince: since, partition: partition, all: all).validated()
+            _ = try PurgeSelection(url: url, urlPrefix: prefix, storedSince: since, partition: partition, all: all)
+                .validated()
         } catch {
             throw ValidationError(error.description)
         }

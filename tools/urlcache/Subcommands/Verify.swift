@@ -20,7 +20,8 @@ struct Verify: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let summary = try CacheMaintainer(directory: options.resolved).verify(fix: fix, checkBodies: checkBodies, rebuild: rebuild)
+        let summary = try CacheMaintainer(directory: options.resolved).verify(
+            fix: fix, checkBodies: checkBodies, rebuild: rebuild)
         output.emit(summary)
         if summary.damageRemaining { throw ExitCode(ExitStatus.findings.rawValue) }
     }

@@ -25,6 +25,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let cacheStatus: CacheStatusFields
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
+    /// The server's count of answers running in tasks (its shutdown waits for them).
+    private let answers: AnswersInFlight
 
     /// The request being read.
     private var head: HTTPRequestHead?
@@ -34,12 +36,15 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var task: Task<Void, Never>?
     private var answering = false
 
-    init(forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?)
-    {
+    init(
+        forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?,
+        answers: AnswersInFlight
+    ) {
         self.forwarder = forwarder
         self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.accessLog = accessLog
+        self.answers = answers
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -129,7 +134,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         // On the cooperative pool, not on the event loop (a TaskExecutor over the loop was tried:
         // on this 2-core machine under load it answered ~20% fewer cached requests per second,
         // and it would put the store's fdatasync of a miss on the loop).
+        let answers = self.answers
+        answers.begin()
         task = Task {
+            defer { answers.end() }
             let answer = await forwarder.answer(head, body: body)
             // Gather what is ready (a stored or buffered body: all of it) so the usual answer
             // is one hop to the event loop: head, body and end in one flush.

@@ -40,11 +40,12 @@ public final class ProxyServer: Sendable {
     /// Released once it has done its work: its deinit completes a promise on the event loops,
     /// which must still be running then.
     private let quiescing: Mutex<ServerQuiescingHelper?>
+    private let answers: AnswersInFlight
     private let logger: Logger
 
     private init(
         configuration: ProxyConfiguration, client: CachingHTTPClient, port: Int, group: MultiThreadedEventLoopGroup,
-        httpClient: HTTPClient, quiescing: ServerQuiescingHelper, logger: Logger
+        httpClient: HTTPClient, quiescing: ServerQuiescingHelper, answers: AnswersInFlight, logger: Logger
     ) {
         self.configuration = configuration
         self.client = client
@@ -52,6 +53,7 @@ public final class ProxyServer: Sendable {
         self.group = group
         self.httpClient = httpClient
         self.quiescing = Mutex(quiescing)
+        self.answers = answers
         self.logger = logger
     }
 
@@ -105,6 +107,7 @@ public final class ProxyServer: Sendable {
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
         let quiescing = ServerQuiescingHelper(group: group)
+        let answers = AnswersInFlight()
         let idleTimeout = configuration.idleTimeout
         let cacheStatus = ProxyHandler.CacheStatusFields(
             name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
@@ -138,7 +141,7 @@ public final class ProxyServer: Sendable {
                     try pipeline.addHandler(
                         ProxyHandler(
                             forwarder: forwarder, cacheStatus: cacheStatus,
-                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog))
+                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog, answers: answers))
                 }
             }
         let channel: Channel
@@ -160,7 +163,7 @@ public final class ProxyServer: Sendable {
         )
         return ProxyServer(
             configuration: configuration, client: client, port: port, group: group, httpClient: httpClient,
-            quiescing: quiescing, logger: logger)
+            quiescing: quiescing, answers: answers, logger: logger)
     }
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish (each within the
@@ -169,7 +172,8 @@ public final class ProxyServer: Sendable {
         logger.info("shutting down: no new connections; finishing requests in flight")
         guard let closed = quiesce() else { return } // already shut down
         try await closed.get()
-        try await httpClient.shutdown()
+        try await httpClient.shutdown() // fails what still waits on an origin
+        await answers.waitUntilNone() // their tasks still write to (or close on) the loops
         try await group.shutdownGracefully()
         logger.info("stopped")
     }

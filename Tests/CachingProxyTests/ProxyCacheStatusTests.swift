@@ -35,12 +35,13 @@ struct ProxyCacheStatusTests {
             "\(miss.headers)")
         #expect(
             miss.header("Cache-Status")?.hasSuffix(";stored") == true
-                && (599...600).contains(Self.ttl(miss.header("Cache-Status")) ?? 0))
+                // 600 s less the miss's own duration (seconds on a loaded machine).
+                && (590...600).contains(Self.ttl(miss.header("Cache-Status")) ?? 0))
         #expect(miss.header("X-Cache-Status") == nil)
         fixture.clock.advance(seconds: 100)
         let hit = try await fixture.send("GET", "/r") // answered on the event loop
         #expect(hit.header("Cache-Status")?.hasPrefix("urlcache;hit;ttl=") == true, "\(hit.headers)")
-        #expect((495...500).contains(Self.ttl(hit.header("Cache-Status")) ?? 0))
+        #expect((490...500).contains(Self.ttl(hit.header("Cache-Status")) ?? 0))
         fixture.clock.advance(seconds: 600)
         let revalidated = try await fixture.send("GET", "/r")
         #expect(revalidated.text == "body")

@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import Testing
 
 /// Runs each test of a suite on threads of its own instead of Swift's cooperative pool.
@@ -7,9 +7,9 @@ import Testing
 /// thread they run on. Swift Testing runs test bodies on the cooperative pool, which has one
 /// thread per core: two such tests side by side on a 2-core machine leave no thread for the
 /// tests that only await (AsyncHTTPClient, the proxy), and those then miss their deadlines.
-/// With `.blockingWaits` on a suite, its tests prefer a task executor backed by an ordinary
-/// concurrent dispatch queue, whose threads the system adds while others block; so the whole
-/// suite can run in parallel (`swift test`) as well as one test at a time.
+/// With `.blockingWaits` on a suite, its tests prefer a task executor whose pool adds a thread
+/// whenever all of its threads are blocked; so the whole suite can run in parallel
+/// (`swift test`) as well as one test at a time.
 public struct BlockingWaits: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
@@ -27,14 +27,42 @@ extension Trait where Self == BlockingWaits {
     public static var blockingWaits: Self { BlockingWaits() }
 }
 
-/// A task executor on a concurrent dispatch queue: jobs run on threads outside the cooperative
-/// pool, and a job that blocks does not hold back the others (child tasks of a test included).
-final class BlockingTestExecutor: TaskExecutor {
+/// A task executor whose threads are never all busy: a job runs on an idle thread of its own
+/// pool, or on a new thread when every one is blocked. A dispatch queue was used before, but
+/// its worker pool is bounded: two or three tests blocked on child processes for minutes held
+/// all of its threads, and every other test on the executor (AsyncHTTPClient, proxy) stalled
+/// as long, then missed its "answered at once" bounds (`swift test` in parallel). Threads stay
+/// for the next jobs; a run makes at most as many as tests block at once, plus a few.
+final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: every mutable field is guarded by `condition`.
     static let shared = BlockingTestExecutor()
-    private let queue = DispatchQueue(label: "suc.tests.blocking-waits", attributes: .concurrent)
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var idleThreads = 0
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        condition.lock()
+        jobs.append(job)
+        if idleThreads > jobs.count - 1 {
+            condition.signal()
+        } else {
+            let thread = Thread { [self] in work() }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            idleThreads += 1
+            while jobs.isEmpty { condition.wait() }
+            idleThreads -= 1
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }

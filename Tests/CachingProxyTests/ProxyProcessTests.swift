@@ -4,8 +4,10 @@ import Testing
 import TestProcess
 
 /// The real `urlcache proxy` binary: it serves, and SIGTERM shuts it down gracefully — a request
-/// in flight is answered before the process exits 0.
-@Suite(.blockingWaits, .timeLimit(.minutes(10)))
+/// in flight is answered before the process exits 0. Serialized: each test hands its child a port
+/// that was free a moment ago (`LoopbackSocket.freePort()`); side by side, the two could be handed
+/// the same one, and one test's requests would reach the other's proxies.
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(10)))
 struct ProxyProcessTests {
     @Test(
         "urlcache proxy serves from the cache (9 MiB bodies too) and exits 0 on SIGTERM after finishing the request in flight"

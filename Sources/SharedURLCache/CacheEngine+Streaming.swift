@@ -102,7 +102,6 @@ extension CacheEngine {
             refuse(.entryTooLarge(bytes: entrySize, limit: configuration.maximumEntrySizeBytes), url: url)
             return
         }
-        guard let store else { return }
         let capacity = storeCapacity
         let version: UInt64
         do {

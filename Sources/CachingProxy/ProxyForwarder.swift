@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import HTTPCacheSemantics
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import SharedURLCache
@@ -18,6 +19,9 @@ struct ProxyAnswer: Sendable {
     /// The same as a `Cache-Status` member (RFC 9211); `nil` for an answer the proxy made up
     /// (§2: an intermediary does not add one to a response it generates).
     var cacheStatusMember: CacheStatusMember?
+    /// The head comes from the store, which keeps no hop-by-hop fields (RFC 9111 §3.1), so it
+    /// goes to the client as it is.
+    var isStored = false
 
     static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
         ProxyAnswer(
@@ -77,11 +81,24 @@ struct ProxyForwarder: Sendable {
     /// with its body in memory), with that body; nil otherwise (then ``answer(_:body:)``).
     /// Synchronous: see ``CachingHTTPClient/immediateResponse(for:)``.
     func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
-        guard head.method == .GET || head.method == .HEAD, let request = upstreamRequest(for: head) else { return nil }
-        guard let stored = client.immediateResponse(for: request) else { return nil }
+        guard head.method == .GET || head.method == .HEAD else { return nil }
+        let stored: CachingHTTPClient.ImmediateResponse?
+        if case .reverse(let upstream) = mode, head.uri.hasPrefix("/"), !head.uri.utf8.contains(UInt8(ascii: "#")) {
+            // The usual target: the request in HTTP types from its parts, with no URL string
+            // built and parsed again (that was an eighth of a hit's instructions).
+            stored = client.immediateResponse(
+                for: HTTPRequest(
+                    method: head.method == .GET ? .get : .head, scheme: upstream.scheme,
+                    authority: upstream.authority, path: upstream.basePath + head.uri,
+                    headerFields: ProxyHeaders.upstreamRequestFields(head.headers)))
+        } else {
+            guard let request = upstreamRequest(for: head) else { return nil }
+            stored = client.immediateResponse(for: request)
+        }
+        guard let stored else { return nil }
         let answer = ProxyAnswer(
             status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
-            cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember)
+            cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember, isStored: true)
         return (answer, stored.body)
     }
 

@@ -35,6 +35,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The request being answered (at most one: HTTPServerPipelineHandler holds back the next).
     private var task: Task<Void, Never>?
     private var answering = false
+    /// The last `Date` and `Cache-Status` values this connection sent, reused while they apply.
+    private var renderedFields = RenderedFields()
 
     init(
         forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?,
@@ -197,7 +199,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: ProxyAnswer, chunks: [ByteBuffer], finished: Bool, for request: HTTPRequestHead,
         started: ContinuousClock.Instant, context: ChannelHandlerContext
     ) {
-        var headers = ProxyHeaders.downstreamResponse(answer.headers)
+        var headers = answer.isStored ? answer.headers : ProxyHeaders.downstreamResponse(answer.headers)
         let code = Int(answer.status.code)
         let bodyAllowed = request.method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code)
         let bytes = chunks.reduce(0) { $0 + $1.readableBytes }
@@ -206,14 +208,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             headers.replaceOrAdd(name: "Content-Length", value: String(bytes))
         }
         // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
-        if !headers.contains(name: "date") { headers.add(name: "Date", value: HTTPDate(Date()).imfFixdate) }
+        if !headers.contains(name: "date") { headers.add(name: "Date", value: renderedFields.date()) }
         if let name = cacheStatus.header, let status = answer.cacheStatus {
             headers.replaceOrAdd(name: name, value: status.rawValue)
         }
         // RFC 9211 §2: appended after the members of the caches nearer the origin (kept as they
         // came, or as stored with the response).
         if let name = cacheStatus.name, let member = answer.cacheStatusMember {
-            headers.add(name: "Cache-Status", value: member.fieldValue(cacheName: name))
+            headers.add(name: "Cache-Status", value: renderedFields.cacheStatus(member, cacheName: name))
         }
         if !request.isKeepAlive {
             headers.replaceOrAdd(name: "Connection", value: "close")

@@ -36,14 +36,29 @@ enum ProxyHeaders {
     /// The client's request headers as sent upstream: hop-by-hop fields and those in
     /// `setByProxyOnRequest` removed, `Via` appended.
     static func upstreamRequest(_ headers: HTTPHeaders) -> HTTPHeaders {
-        let excluded = hopByHopNames(headers).union(setByProxyOnRequest)
         var result = HTTPHeaders()
         result.reserveCapacity(headers.count + 1)
-        for (name, value) in headers where !excluded.contains(name.lowercased()) {
-            result.add(name: name, value: value)
-        }
-        result.add(name: "Via", value: via)
+        forEachUpstreamField(of: headers) { result.add(name: $0, value: $1) }
         return result
+    }
+
+    /// The same fields as ``upstreamRequest(_:)``, in HTTP types (for the cache lookup of a
+    /// request answered on the event loop); a name that is not a valid field name is left out,
+    /// as CachingHTTPClient leaves it out of its own lookup.
+    static func upstreamRequestFields(_ headers: HTTPHeaders) -> HTTPFields {
+        var result = HTTPFields()
+        result.reserveCapacity(headers.count + 1)
+        forEachUpstreamField(of: headers) { name, value in
+            if let name = HTTPField.Name(name) { result.append(HTTPField(name: name, value: value)) }
+        }
+        return result
+    }
+
+    /// Calls `body` with each field of a client request that goes upstream, in order, then `Via`.
+    private static func forEachUpstreamField(of headers: HTTPHeaders, _ body: (String, String) -> Void) {
+        let excluded = hopByHopNames(headers).union(setByProxyOnRequest)
+        for (name, value) in headers where !excluded.contains(name.lowercased()) { body(name, value) }
+        body("Via", via)
     }
 
     /// The origin's (or the cache's) response headers as sent to the client: hop-by-hop fields

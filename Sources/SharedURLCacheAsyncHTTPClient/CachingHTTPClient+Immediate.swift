@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import HTTPCacheSemantics
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import SharedURLCache
@@ -30,8 +31,16 @@ extension CachingHTTPClient {
     /// protocol cache policy.
     public func immediateResponse(for request: HTTPClientRequest) -> ImmediateResponse? {
         guard request.body == nil, request.method == .GET || request.method == .HEAD,
-            let head = try? Self.httpRequest(from: request),
-            let answer = flow.storedResponse(for: head)
+            let head = try? Self.httpRequest(from: request)
+        else { return nil }
+        return immediateResponse(for: head)
+    }
+
+    /// ``immediateResponse(for:)-(HTTPClientRequest)`` for a request already in HTTP types (a
+    /// GET or HEAD without a body): a caller that has the URL's parts at hand (the proxy) skips
+    /// building a URL string and parsing it again.
+    public func immediateResponse(for request: HTTPRequest) -> ImmediateResponse? {
+        guard request.method == .get || request.method == .head, let answer = flow.storedResponse(for: request)
         else { return nil }
         let (status, headers) = Self.head(of: answer.response)
         return ImmediateResponse(

@@ -56,8 +56,11 @@ enum ProxyHeaders {
 
     /// Calls `body` with each field of a client request that goes upstream, in order, then `Via`.
     private static func forEachUpstreamField(of headers: HTTPHeaders, _ body: (String, String) -> Void) {
-        let excluded = hopByHopNames(headers).union(setByProxyOnRequest)
-        for (name, value) in headers where !excluded.contains(name.lowercased()) { body(name, value) }
+        let hopByHop = hopByHopNames(headers)
+        for (name, value) in headers {
+            let lowered = name.lowercased()
+            if !hopByHop.contains(lowered) && !setByProxyOnRequest.contains(lowered) { body(name, value) }
+        }
         body("Via", via)
     }
 

@@ -55,20 +55,56 @@ public struct Freshness: Sendable, Hashable {
     ///   - now: The current time (never read from a clock here).
     ///   - configuration: Shared or private mode and heuristic settings.
     public init(stored: StoredResponse, now: Date, configuration: CachePolicyConfiguration) {
-        let lifetime = Self.lifetime(
-            status: stored.status,
-            headerFields: stored.headerFields,
-            responseTime: HTTPDate(stored.responseTime),
-            configuration: configuration
-        )
-        self.lifetimeSeconds = lifetime.seconds
-        self.source = lifetime.source
-        self.currentAgeSeconds = Self.currentAge(
-            headerFields: stored.headerFields,
-            requestTime: HTTPDate(stored.requestTime),
-            responseTime: HTTPDate(stored.responseTime),
-            now: HTTPDate(now)
-        )
+        self.init(basis: Basis(stored: stored, configuration: configuration), now: now)
+    }
+
+    /// The freshness at `now` of the stored response `basis` was computed from: the lifetime as
+    /// it is, the current age as the age on arrival plus the time resident since (RFC 9111 §4.2.3).
+    ///
+    /// - Parameters:
+    ///   - basis: What does not change with time, computed once per stored response.
+    ///   - now: The current time (never read from a clock here).
+    public init(basis: Basis, now: Date) {
+        self.lifetimeSeconds = basis.lifetimeSeconds
+        self.source = basis.source
+        // resident_time = now - response_time (a clock that went backwards counts as 0)
+        let residentTime = max(0, HTTPDate(now).secondsSince1970 - basis.responseTimeSeconds)
+        // current_age = corrected_initial_age + resident_time
+        self.currentAgeSeconds = Self.clampedDelta(basis.correctedInitialAgeSeconds + residentTime)
+    }
+
+    /// The parts of a stored response's freshness that do not change with time: its lifetime
+    /// (RFC 9111 §4.2.1) and its age when it arrived (§4.2.3 `corrected_initial_age`). Parsing
+    /// them (`Cache-Control`, `Date`, `Age`, `Expires`, `Last-Modified`) is most of the cost of a
+    /// freshness; a cache that answers many requests from one stored response computes them
+    /// once (``ParsedStoredResponse``).
+    public struct Basis: Sendable, Hashable {
+        /// The freshness lifetime in seconds (0…2^31).
+        public var lifetimeSeconds: Int
+        /// Where the lifetime came from.
+        public var source: Source
+        /// `corrected_initial_age` (RFC 9111 §4.2.3), never negative.
+        public var correctedInitialAgeSeconds: Int64
+        /// `response_time`, in seconds since 1970.
+        public var responseTimeSeconds: Int64
+
+        /// Computes the basis of a stored response.
+        ///
+        /// - Parameters:
+        ///   - stored: The stored response with its request and response times.
+        ///   - configuration: Shared or private mode and heuristic settings.
+        public init(stored: StoredResponse, configuration: CachePolicyConfiguration) {
+            let responseTime = HTTPDate(stored.responseTime)
+            let lifetime = Freshness.lifetime(
+                status: stored.status, headerFields: stored.headerFields, responseTime: responseTime,
+                configuration: configuration)
+            self.lifetimeSeconds = lifetime.seconds
+            self.source = lifetime.source
+            self.correctedInitialAgeSeconds = Freshness.correctedInitialAge(
+                headerFields: stored.headerFields, requestTime: HTTPDate(stored.requestTime), responseTime: responseTime
+            )
+            self.responseTimeSeconds = responseTime.secondsSince1970
+        }
     }
 
     /// The freshness lifetime (RFC 9111 §4.2.1): `s-maxage` (shared), then `max-age`, then
@@ -131,6 +167,16 @@ public struct Freshness: Sendable, Hashable {
         responseTime: HTTPDate,
         now: HTTPDate
     ) -> Int {
+        let correctedInitialAge = correctedInitialAge(
+            headerFields: headerFields, requestTime: requestTime, responseTime: responseTime)
+        // resident_time = now - response_time (a clock that went backwards counts as 0)
+        let residentTime = max(0, now.secondsSince1970 - responseTime.secondsSince1970)
+        // current_age = corrected_initial_age + resident_time
+        return clampedDelta(correctedInitialAge + residentTime)
+    }
+
+    /// `corrected_initial_age` (RFC 9111 §4.2.3): the age of the response when it arrived.
+    static func correctedInitialAge(headerFields: HTTPFields, requestTime: HTTPDate, responseTime: HTTPDate) -> Int64 {
         let ageValue = Int64(age(headerFields: headerFields) ?? 0)
         let dateValue = dateValue(headerFields: headerFields, responseTime: responseTime)
         // RFC 9111 §4.2.3: apparent_age = max(0, response_time - date_value)
@@ -140,11 +186,7 @@ public struct Freshness: Sendable, Hashable {
         // corrected_age_value = age_value + response_delay
         let correctedAgeValue = ageValue + responseDelay
         // corrected_initial_age = max(apparent_age, corrected_age_value)
-        let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        // resident_time = now - response_time (a clock that went backwards counts as 0)
-        let residentTime = max(0, now.secondsSince1970 - responseTime.secondsSince1970)
-        // current_age = corrected_initial_age + resident_time
-        return clampedDelta(correctedInitialAge + residentTime)
+        return max(apparentAge, correctedAgeValue)
     }
 
     /// The `Age` value (RFC 9111 §5.1): the first member of the first line; invalid → nil

@@ -94,14 +94,21 @@ public enum ReuseDecision: Sendable, Hashable {
         now: Date,
         configuration: CachePolicyConfiguration = CachePolicyConfiguration()
     ) -> ReuseDecision {
+        decide(
+            request: request, parsed: stored.map { ParsedStoredResponse($0, configuration: configuration) }, now: now)
+    }
+
+    /// ``decide(request:stored:now:configuration:)`` for a stored response parsed beforehand
+    /// (under the configuration it carries): the same decision, without parsing the stored
+    /// fields again.
+    ///
+    /// - Parameters:
+    ///   - request: The presented request.
+    ///   - parsed: The stored response for the request's URL, parsed, if any.
+    ///   - now: The current time.
+    public static func decide(request: HTTPRequest, parsed: ParsedStoredResponse?, now: Date) -> ReuseDecision {
         let requestCC = CacheControl(requestFields: request.headerFields)
-        let decision = decideIgnoringOnlyIfCached(
-            request: request,
-            requestCC: requestCC,
-            stored: stored,
-            now: now,
-            configuration: configuration
-        )
+        let decision = decideIgnoringOnlyIfCached(request: request, requestCC: requestCC, parsed: parsed, now: now)
         // RFC 9111 §5.2.1.7: only-if-cached → a stored response consistent with the request, or 504.
         guard requestCC.onlyIfCached else { return decision }
         switch decision {
@@ -111,13 +118,11 @@ public enum ReuseDecision: Sendable, Hashable {
     }
 
     private static func decideIgnoringOnlyIfCached(
-        request: HTTPRequest,
-        requestCC: CacheControl,
-        stored: StoredResponse?,
-        now: Date,
-        configuration: CachePolicyConfiguration
+        request: HTTPRequest, requestCC: CacheControl, parsed: ParsedStoredResponse?, now: Date
     ) -> ReuseDecision {
-        guard let stored else { return .miss(.noStoredResponse) }
+        guard let parsed else { return .miss(.noStoredResponse) }
+        let stored = parsed.stored
+        let configuration = parsed.configuration
         // RFC 9111 §4: the method must allow the stored response to be used; RFC 9110 §9.3.2:
         // a HEAD may be answered from a stored GET.
         switch request.method {
@@ -126,7 +131,7 @@ public enum ReuseDecision: Sendable, Hashable {
         default: return .miss(.methodMismatch)
         }
         // RFC 9111 §4.1: Vary: * never matches; otherwise the selecting values must match.
-        let vary = stored.vary
+        let vary = parsed.vary
         if vary.isWildcard { return .miss(.varyWildcard) }
         let varyMatches = VaryKey.matches(
             vary: vary,
@@ -135,7 +140,7 @@ public enum ReuseDecision: Sendable, Hashable {
         )
         guard varyMatches else { return .miss(.varyMismatch) }
 
-        let responseCC = CacheControl(responseFields: stored.headerFields, configuration: configuration)
+        let responseCC = parsed.cacheControl
         let shared = configuration.isShared
         // RFC 9111 §3.5: enforced again at reuse.
         if shared && stored.requestHadAuthorization
@@ -147,7 +152,7 @@ public enum ReuseDecision: Sendable, Hashable {
             return .miss(.notReusableInSharedCache)
         }
 
-        let freshness = Freshness(stored: stored, now: now, configuration: configuration)
+        let freshness = parsed.freshness(at: now)
         let age = freshness.currentAgeSeconds
         // The conditional fields are built only when a decision needs them: a fresh hit (the
         // common case) must not pay for formatting validators it never sends.

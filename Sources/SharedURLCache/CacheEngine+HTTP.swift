@@ -8,28 +8,52 @@ import HTTPTypes
 
 /// A stored exchange as the caching flow sees it.
 struct HTTPCacheHit: Sendable {
-    var stored: StoredResponse
+    /// The stored exchange, parsed under the flow's policy configuration.
+    var parsed: ParsedStoredResponse
     /// In memory (memory tier, small bodies), or a reader of the stored body (large ones).
     var body: HitBody
     var userInfo: [UInt8]
     /// Served by the memory tier (for the counters of a lookup whose counting was deferred).
     var fromMemory = false
+
+    var stored: StoredResponse { parsed.stored }
+}
+
+/// A stored exchange parsed for the caching flow (``ParsedStoredResponse``), kept with a memory
+/// tier item so that its hits do not parse the stored fields again (that was about a quarter of
+/// a proxy's cached answer). Immutable, so sharing is safe.
+final class ParsedExchange: Sendable {
+    let parsed: ParsedStoredResponse
+    init(_ parsed: ParsedStoredResponse) { self.parsed = parsed }
 }
 
 /// The HTTP caching flow's access to the cache: entries keyed by the GET request of a URL
 /// (a HEAD is answered from it, RFC 9111 §4), carrying the exchange's times.
 extension CacheEngine {
     /// The stored exchange for the GET of `url`, through the one lookup (``find(_:delivery:counting:)``).
+    /// The stored exchange comes parsed under `policy`: a memory item's parsed exchange when it
+    /// was parsed under the same configuration, else parsed now (and kept with the memory item).
     func httpLookup(
-        url: String, requestFields: HTTPFields, delivery: BodyDelivery,
+        url: String, requestFields: HTTPFields, policy: CachePolicyConfiguration, delivery: BodyDelivery,
         counting: LookupCounting = .now
     ) -> HTTPCacheHit? {
-        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)),
-            let found = find(LookupKey(key: key, requestFields: requestFields), delivery: delivery, counting: counting),
-            let stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt)
+        guard case .success(let key) = httpKey(url: url),
+            let found = find(LookupKey(key: key, requestFields: requestFields), delivery: delivery, counting: counting)
         else { return nil }
+        let parsed: ParsedStoredResponse
+        if let kept = found.exchange?.parsed, kept.configuration == policy {
+            parsed = kept
+        } else {
+            guard let stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt) else {
+                return nil
+            }
+            parsed = ParsedStoredResponse(stored, configuration: policy)
+            if let stamp = found.stamp {
+                memory.withLock { $0.attach(ParsedExchange(parsed), at: found.memoryKey, stamp: stamp) }
+            }
+        }
         return HTTPCacheHit(
-            stored: stored, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
+            parsed: parsed, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
     }
 
     /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.
@@ -70,7 +94,7 @@ extension CacheEngine {
         policy: URLCache.StoragePolicy, userInfo: [UInt8]
     ) -> Bool {
         if policy == .notAllowed { return false }
-        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return false }
+        guard case .success(let key) = httpKey(url: url) else { return false }
         let vary = stored.vary
         if vary.isWildcard || vary.hasInvalidName {
             refuse(vary.isWildcard ? .varyWildcard : .invalidVary, url: URL(string: url))
@@ -97,7 +121,7 @@ extension CacheEngine {
 
     /// Removes every variant stored for the GET of `url` (RFC 9111 §4.4 invalidation).
     func httpInvalidate(url: String) {
-        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return }
+        guard case .success(let key) = httpKey(url: url) else { return }
         remove(key: key)
     }
 }

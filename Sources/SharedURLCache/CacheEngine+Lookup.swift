@@ -43,6 +43,8 @@ struct FoundEntry: Sendable {
     var stamp: UInt64?
     /// Foundation's response already built for that memory item.
     var built: BuiltResponse?
+    /// The exchange already parsed for that memory item.
+    var exchange: ParsedExchange? = nil
 
     var body: HitBody { storedBody.map(HitBody.stored) ?? .data(entry.body) }
 }
@@ -75,6 +77,15 @@ extension CacheEngine {
         } catch {
             return .failure(.uncacheableRequest("\(error)"))
         }
+    }
+
+    /// ``cacheKey(method:url:)`` for the GET of a URL string (the caching flow's lookups and
+    /// stores): a remembered string is not parsed into a `URL` again. A string that `URL` would
+    /// spell differently (percent-encoding it) is never remembered as it is, so it takes the
+    /// long way every time, to the same key.
+    func httpKey(url: String) -> Result<[UInt8], StoreRefusal> {
+        if let key = keyMemo.withLock({ $0.key(for: url) }) { return .success(key) }
+        return cacheKey(method: "GET", url: URL(string: url))
     }
 
     /// The cache's view of a request to look up, or `nil` (counted as a miss) when the request
@@ -124,7 +135,7 @@ extension CacheEngine {
         }
         return FoundEntry(
             entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
-            built: item.response)
+            built: item.response, exchange: item.exchange)
     }
 
     /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read

@@ -60,7 +60,7 @@ extension CacheEngine {
         maximumBodyBytes: Int
     ) -> (sink: StoreSink?, refused: Bool) {
         guard let store, diskCapacity > 0 else { return (nil, false) }
-        guard case .success(let key) = cacheKey(method: "GET", url: URL(string: url)) else { return (nil, true) }
+        guard case .success(let key) = httpKey(url: url) else { return (nil, true) }
         let vary = stored.vary
         if vary.isWildcard || vary.hasInvalidName {
             refuse(vary.isWildcard ? .varyWildcard : .invalidVary, url: URL(string: url))

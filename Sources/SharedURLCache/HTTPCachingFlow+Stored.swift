@@ -17,15 +17,13 @@ extension HTTPCachingFlow {
     public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
         guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
             let hit = engine.httpLookup(
-                url: url, requestFields: request.headerFields, delivery: .streamingLarge,
+                url: url, requestFields: request.headerFields, policy: configuration.policy, delivery: .streamingLarge,
                 counting: .deferred),
             case .data = hit.body
         else { return nil }
         let age: Int
         let status: CacheStatus
-        switch ReuseDecision.decide(
-            request: request, stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
-        {
+        switch ReuseDecision.decide(request: request, parsed: hit.parsed, now: configuration.now()) {
         case .fresh(let ageSeconds): (age, status) = (ageSeconds, .hit)
         case .staleAllowed(let ageSeconds, _): (age, status) = (ageSeconds, .stale)
         default: return nil

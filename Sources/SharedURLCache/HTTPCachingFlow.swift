@@ -103,7 +103,7 @@ public final class HTTPCachingFlow: Sendable {
                 forced, url: url, mode: mode, fetch: fetch, status: .bypass, forward: .request)
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
             if let hit = lookup(request, url: url, mode: mode) {
-                let age = Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy)
+                let age = hit.parsed.freshness(at: configuration.now())
                 return serve(hit, for: request, age: age.currentAgeSeconds, status: age.isFresh ? .hit : .stale)
             }
             if policy == .returnCacheDataDontLoad { throw HTTPCachingError.notCached(url: url) }
@@ -130,8 +130,7 @@ public final class HTTPCachingFlow: Sendable {
         fetch: @escaping StreamingFetch
     ) async throws -> CachedHTTPStreamingResponse {
         let hit = lookup(request, url: url, mode: mode)
-        let decision = ReuseDecision.decide(
-            request: request, stored: hit?.stored, now: configuration.now(), configuration: configuration.policy)
+        let decision = ReuseDecision.decide(request: request, parsed: hit?.parsed, now: configuration.now())
         // Every decision but a miss and a 504 is about the stored response: those come with `hit`.
         switch (decision, hit) {
         case (.fresh(let age), let hit?):
@@ -204,9 +203,10 @@ public final class HTTPCachingFlow: Sendable {
         case .notModified(let updated):
             // The stored body is kept; its head is replaced (a stored body is copied as it is read).
             let body = refreshHead(url: url, request: request, updated: updated, hit: hit)
-            let refreshed = HTTPCacheHit(stored: updated, body: hit.body, userInfo: hit.userInfo)
-            let age = Freshness(stored: updated, now: responseTime, configuration: configuration.policy)
-                .currentAgeSeconds
+            let refreshed = HTTPCacheHit(
+                parsed: ParsedStoredResponse(updated, configuration: configuration.policy), body: hit.body,
+                userInfo: hit.userInfo)
+            let age = refreshed.parsed.freshness(at: responseTime).currentAgeSeconds
             return serve(refreshed, body: body, for: request, age: age, status: .revalidated, forwarded: exchange)
         case .notModifiedMismatch:
             return try await fetchAndStore(
@@ -347,7 +347,8 @@ public final class HTTPCachingFlow: Sendable {
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
         engine.httpLookup(
-            url: url, requestFields: request.headerFields, delivery: mode.streamsHits ? .streamingLarge : .whole)
+            url: url, requestFields: request.headerFields, policy: configuration.policy,
+            delivery: mode.streamsHits ? .streamingLarge : .whole)
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
@@ -359,8 +360,7 @@ public final class HTTPCachingFlow: Sendable {
         status: CacheStatus, forwarded: CacheStatusMember? = nil
     ) -> CachedHTTPStreamingResponse {
         var member = forwarded ?? CacheStatusMember(hit: true)
-        member.ttlSeconds =
-            Freshness(stored: hit.stored, now: configuration.now(), configuration: configuration.policy).ttlSeconds
+        member.ttlSeconds = hit.parsed.freshness(at: configuration.now()).ttlSeconds
         var fields = hit.stored.headerFields
         fields[.age] = String(max(0, age))
         // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,

@@ -19,6 +19,9 @@ struct MemoryTier {
         /// Foundation's response built from `entry` on the first hit, served as is on later
         /// hits (building it again cost most of a memory hit). Immutable, so sharing is safe.
         var response: BuiltResponse?
+        /// The stored exchange parsed for the caching flow on the first HTTP hit, reused by
+        /// later ones (``ParsedExchange``). Immutable, like `response`.
+        var exchange: ParsedExchange?
         /// Which insertion this item is (set by ``MemoryTier/insert(_:at:vary:)``), so a
         /// response built outside the lock is attached only to the item it was built from.
         var stamp: UInt64 = 0
@@ -111,6 +114,12 @@ struct MemoryTier {
     mutating func attach(_ response: BuiltResponse, at memoryKey: MemoryKey, stamp: UInt64) {
         guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }
         nodes[slot]!.item.response = response
+    }
+
+    /// Keeps `exchange` with the item at `memoryKey` if that item is still insertion `stamp`.
+    mutating func attach(_ exchange: ParsedExchange, at memoryKey: MemoryKey, stamp: UInt64) {
+        guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }
+        nodes[slot]!.item.exchange = exchange
     }
 
     /// Removes the item at `memoryKey`, if any.

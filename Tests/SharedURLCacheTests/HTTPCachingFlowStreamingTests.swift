@@ -168,7 +168,8 @@ struct HTTPCachingFlowStreamingTests {
         var refreshed = false
         for _ in 0..<250 where !refreshed {
             let stored = h.cache.engine.httpLookup(
-                url: url, requestFields: HTTPFields(), delivery: .streamingLarge, counting: .deferred)?.stored
+                url: url, requestFields: HTTPFields(), policy: CachePolicyConfiguration(), delivery: .streamingLarge,
+                counting: .deferred)?.stored
             refreshed = stored?.headerFields[HTTPField.Name("X-Refreshed")!] == "yes"
             if !refreshed { try await Task.sleep(for: .milliseconds(20)) }
         }

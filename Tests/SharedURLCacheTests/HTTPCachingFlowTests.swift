@@ -37,8 +37,9 @@ final class FlowHarness: Sendable {
 
     func send(
         _ path: String = "/r", method: HTTPRequest.Method = .get, headers: [String: String] = [:],
-        policy: RequestCachePolicy = .useProtocolCachePolicy, body: Data? = nil
+        policy: RequestCachePolicy = .useProtocolCachePolicy, body: Data? = nil, through other: HTTPCachingFlow? = nil
     ) async throws -> CachedHTTPResponse {
+        let flow = other ?? self.flow
         var fields = HTTPFields()
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
         let request = HTTPRequest(
@@ -70,6 +71,25 @@ struct HTTPCachingFlowTests {
         #expect(second.body == first.body)
         #expect(second.response.headerFields[.age] == "10")
         #expect(h.origin.requestCount == 1)
+    }
+
+    @Test("one cache, two flows: a response parsed for the hits of a private flow is judged again under a shared one")
+    func parsedPerPolicy() async throws {
+        let h = try FlowHarness(configure: { $0.policy = CachePolicyConfiguration(mode: .private) }) { _, n in
+            .init(headers: [("Cache-Control", "private, max-age=60")], body: Self.body(n))
+        }
+        _ = try await h.send()
+        h.advance(1)
+        // A memory hit: the stored exchange is parsed under the private policy and kept.
+        #expect(try await h.send().cacheStatus == .hit)
+        #expect(try await h.send().cacheStatus == .hit)
+        var shared = HTTPCachingConfiguration()
+        let clock = h.clock
+        shared.now = { clock.now() }
+        // RFC 9111 §5.2.2.7: a shared cache never reuses a private response.
+        let answer = try await h.send(through: HTTPCachingFlow(cache: h.cache, configuration: shared))
+        #expect(answer.cacheStatus != .hit && answer.cacheStatus != .stale)
+        #expect(h.origin.requestCount == 2)
     }
 
     @Test(

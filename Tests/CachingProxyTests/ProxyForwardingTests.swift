@@ -318,7 +318,7 @@ struct ProxyForwardingTests {
         }
         _ = try await fixture.send("GET", "/cached") // stored before the origin gets stuck
         let slow = Task { try await fixture.send("GET", "/slow") }
-        // Wait until the origin holds the slow request (it is then busy: it serves one at a time).
+        // Wait until the origin holds the slow request.
         while !fixture.origin.requests.contains(where: { $0.target == "/slow" }) {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -191,10 +191,16 @@ final class RawConnection: @unchecked Sendable {
         return pending
     }
 
-    /// Runs blocking work on a dispatch queue and awaits it.
+    /// Runs blocking work on a thread of its own and awaits it. Not on a dispatch queue: the
+    /// global queues share libdispatch's thread pool with Swift's global executor, which adds
+    /// threads only slowly once they are all blocked; with two dozen connections waiting for
+    /// answers, the proxy's own tasks then waited a minute or two for a thread (a parallel
+    /// `swift test`: every proxy test took ~115 s and the collapsing tests missed deadlines).
     static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.stackSize = 1 << 20
+            thread.start()
         }
     }
 }

@@ -67,7 +67,13 @@ public final class LoopbackOrigin: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client >= 0 {
-                serve(client)
+                // Each connection on a thread of its own: a client may open a connection and send
+                // nothing on it for a while (AsyncHTTPClient's pool opens one per waiting request
+                // and can leave a spare idle until its idle timeout, 60 s). Served one at a time,
+                // such a connection held up every later one: in a parallel `swift test` the
+                // collapsing tests then ran into their 30 s deadlines.
+                let connection = Thread { [self] in serve(client) }
+                connection.start()
             } else if stopped.withLock({ $0 }) || (errno != EINTR && errno != ECONNABORTED) {
                 return
             }

@@ -7,7 +7,7 @@ import Testing
 import TestProcess
 
 /// Concurrent misses of one URL through one client make one origin request. The origin sleeps
-/// 300 ms per request (it also serves one connection at a time), so the misses overlap.
+/// 300 ms per request, so the misses overlap.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 final class AsyncHTTPClientCollapsingTests {
     let root: String

@@ -60,49 +60,23 @@ struct OursImplementation: BenchImplementation {
     func count() throws -> Int { try store.statistics().entries }
 }
 
-/// The raw-limit C loop. Benchmark-only code: the one place above the store layer that passes
-/// pointers to C, because the raw limit is deliberately not behind the store's API.
+/// The raw-limit C loop (``RawLimit``).
 final class RawLimitImplementation: BenchImplementation {
-    private let env: OpaquePointer
-    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    private let raw: RawLimit
     /// One `rl_env` per thread, and LMDB allows one environment per file per process.
     var isThreadSafe: Bool { false }
 
     init(directory: String, flags: UInt32) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var env: OpaquePointer?
         // The map is fixed in the raw limit (no growth): room for a million entries and more.
-        let rc = rl_open(directory, flags, RL_INLINE_DEFAULT, 1 << 34, 1, &env)
-        guard rc == 0, let env else { throw CacheError(.io, "rl_open failed: \(rc)") }
-        self.env = env
+        raw = try RawLimit(directory: directory, flags: flags, mapSize: 1 << 34)
     }
 
-    deinit { rl_close(env) }
+    func lookup(_ key: String) throws -> Int? { try raw.lookup(utf8: key) }
 
-    func lookup(_ key: String) throws -> Int? {
-        var length = 0
-        let rc = key.utf8CString.withUnsafeBufferPointer { k in
-            buffer.withUnsafeMutableBufferPointer { out in
-                rl_get(env, k.baseAddress, k.count - 1, out.baseAddress, out.count, &length)
-            }
-        }
-        if rc == RL_NOTFOUND { return nil }
-        guard rc == 0 else { throw CacheError(.io, "rl_get failed: \(rc)") }
-        return length
-    }
+    func store(_ key: String, body: [UInt8]) throws { try raw.put(utf8: key, body) }
 
-    func store(_ key: String, body: [UInt8]) throws {
-        let rc = key.utf8CString.withUnsafeBufferPointer { k in
-            body.withUnsafeBytes { b in rl_put(env, k.baseAddress, k.count - 1, b.baseAddress, b.count) }
-        }
-        guard rc == 0 else { throw CacheError(.io, "rl_put failed: \(rc)") }
-    }
-
-    func count() throws -> Int {
-        var n: UInt64 = 0
-        _ = rl_count(env, &n)
-        return Int(n)
-    }
+    func count() throws -> Int { raw.count }
 }
 
 struct FoundationImplementation: BenchImplementation {

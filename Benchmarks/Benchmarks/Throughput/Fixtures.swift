@@ -22,21 +22,14 @@ enum BodySize: Int, CaseIterable {
 }
 
 /// Deterministic inputs: bodies, URLs and key orders, identical for every implementation.
+extension SplitMix64 {
+    /// A value in 0..<n (SplitMix64 is the main package's, compiled in here: SplitMix64.swift).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
 enum Inputs {
     /// Distinct bodies per size; entry `i` gets body `i % bodyVariants`.
     static let bodyVariants = 32
-
-    struct SplitMix64 {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
 
     /// JSON-like text of exactly `size` bytes (compresses about 4-6x at zlib level 1).
     static func body(size: Int, seed: UInt64) -> [UInt8] {
@@ -232,63 +225,10 @@ enum Verify {
     }
 }
 
-struct RawLimitError: Error, CustomStringConvertible {
-    var code: Int32
-    var operation: String
-    var description: String { "\(operation): \(code)" }
-}
-
-/// A thin owner of one `rl_env` (the raw limit; one per thread).
-final class RawLimit: @unchecked Sendable {
-    let env: OpaquePointer
-    /// The hit path inflates into this reused buffer (the limit allocates nothing per hit).
-    let out: UnsafeMutablePointer<UInt8>
-    let outCapacity = 1 << 20
-
-    init(_ dir: URL, inlineMax: UInt32, noSync: Bool) throws {
-        var env: OpaquePointer?
-        let rc = rl_open(dir.path, noSync ? UInt32(RL_NOSYNC) : 0, inlineMax, 0, 1, &env)
-        guard rc == 0, let env else { throw RawLimitError(code: rc, operation: "rl_open") }
-        self.env = env
-        out = .allocate(capacity: outCapacity)
-    }
-
-    deinit {
-        rl_close(env)
-        out.deallocate()
-    }
-
-    /// Hit path; returns the body length, or -1 for a miss.
-    @inline(__always)
-    func lookup(_ key: [UInt8]) -> Int {
-        var length = 0
-        let rc = key.withUnsafeBytes { rl_get(env, $0.baseAddress, $0.count, out, outCapacity, &length) }
-        return rc == 0 ? length : -1
-    }
-
-    func get(_ key: [UInt8]) -> [UInt8]? {
-        let n = lookup(key)
-        return n < 0 ? nil : Array(UnsafeBufferPointer(start: out, count: n))
-    }
-
-    @inline(__always)
-    func contains(_ key: [UInt8]) -> Bool {
-        key.withUnsafeBytes { rl_contains(env, $0.baseAddress, $0.count) } == 0
-    }
-
-    func put(_ key: [UInt8], _ body: [UInt8]) throws {
-        let rc = key.withUnsafeBytes { k in body.withUnsafeBytes { b in rl_put(env, k.baseAddress, k.count, b.baseAddress, b.count) } }
-        guard rc == 0 else { throw RawLimitError(code: rc, operation: "rl_put") }
-    }
-
-    func remove(_ key: [UInt8]) throws {
-        let rc = key.withUnsafeBytes { rl_remove(env, $0.baseAddress, $0.count) }
-        guard rc == 0 else { throw RawLimitError(code: rc, operation: "rl_remove") }
-    }
-
-    var count: Int {
-        var n: UInt64 = 0
-        _ = rl_count(env, &n)
-        return Int(n)
+extension RawLimit {
+    /// The raw limit over a fixture directory (RawLimit is the main package's BenchmarkDriver
+    /// wrapper, compiled in here: RawLimit.swift).
+    convenience init(_ dir: URL, inlineMax: UInt32, noSync: Bool) throws {
+        try self.init(directory: dir.path, flags: noSync ? UInt32(RL_NOSYNC) : 0, inlineMax: inlineMax)
     }
 }

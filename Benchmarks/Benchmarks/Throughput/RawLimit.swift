@@ -1,0 +1,1 @@
+../../../Sources/BenchmarkDriver/RawLimit.swift

@@ -1,0 +1,1 @@
+../../../Sources/SeededRandom/SplitMix64.swift

@@ -14,10 +14,10 @@ struct RenderedFields {
 
     /// `Date` for now (RFC 9110 §6.6.1, IMF-fixdate).
     mutating func date(now: Date = Date()) -> String {
-        let second = Int64(now.timeIntervalSince1970.rounded(.down))
-        if second != dateSecond {
-            dateSecond = second
-            dateValue = HTTPDate(now).imfFixdate
+        let date = HTTPDate(now)
+        if date.secondsSince1970 != dateSecond {
+            dateSecond = date.secondsSince1970
+            dateValue = date.imfFixdate
         }
         return dateValue
     }

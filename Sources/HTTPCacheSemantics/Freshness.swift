@@ -67,10 +67,9 @@ public struct Freshness: Sendable, Hashable {
     public init(basis: Basis, now: Date) {
         self.lifetimeSeconds = basis.lifetimeSeconds
         self.source = basis.source
-        // resident_time = now - response_time (a clock that went backwards counts as 0)
-        let residentTime = max(0, HTTPDate(now).secondsSince1970 - basis.responseTimeSeconds)
-        // current_age = corrected_initial_age + resident_time
-        self.currentAgeSeconds = Self.clampedDelta(basis.correctedInitialAgeSeconds + residentTime)
+        self.currentAgeSeconds = Self.currentAge(
+            correctedInitialAge: basis.correctedInitialAgeSeconds, responseTime: basis.responseTimeSeconds,
+            now: HTTPDate(now).secondsSince1970)
     }
 
     /// The parts of a stored response's freshness that do not change with time: its lifetime
@@ -167,11 +166,16 @@ public struct Freshness: Sendable, Hashable {
         responseTime: HTTPDate,
         now: HTTPDate
     ) -> Int {
-        let correctedInitialAge = correctedInitialAge(
-            headerFields: headerFields, requestTime: requestTime, responseTime: responseTime)
+        currentAge(
+            correctedInitialAge: correctedInitialAge(
+                headerFields: headerFields, requestTime: requestTime, responseTime: responseTime),
+            responseTime: responseTime.secondsSince1970, now: now.secondsSince1970)
+    }
+
+    /// `current_age = corrected_initial_age + resident_time` (RFC 9111 §4.2.3), in seconds.
+    private static func currentAge(correctedInitialAge: Int64, responseTime: Int64, now: Int64) -> Int {
         // resident_time = now - response_time (a clock that went backwards counts as 0)
-        let residentTime = max(0, now.secondsSince1970 - responseTime.secondsSince1970)
-        // current_age = corrected_initial_age + resident_time
+        let residentTime = max(0, now - responseTime)
         return clampedDelta(correctedInitialAge + residentTime)
     }
 

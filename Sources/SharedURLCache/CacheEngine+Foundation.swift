@@ -23,7 +23,7 @@ extension CacheEngine {
         if let built = found.built { return built.value }
         guard let made = makeCachedResponse(found.entry, requestURL: requestURL) else { return nil }
         if let stamp = found.stamp {
-            memory.withLock { $0.attach(BuiltResponse(made), at: found.memoryKey, stamp: stamp) }
+            memory.withLock { $0.attach(at: found.memoryKey, stamp: stamp) { $0.response = BuiltResponse(made) } }
         }
         return made
     }

@@ -49,7 +49,9 @@ extension CacheEngine {
             }
             parsed = ParsedStoredResponse(stored, configuration: policy)
             if let stamp = found.stamp {
-                memory.withLock { $0.attach(ParsedExchange(parsed), at: found.memoryKey, stamp: stamp) }
+                memory.withLock {
+                    $0.attach(at: found.memoryKey, stamp: stamp) { $0.exchange = ParsedExchange(parsed) }
+                }
             }
         }
         return HTTPCacheHit(

@@ -109,17 +109,12 @@ struct MemoryTier {
     /// The stamp of the latest insertion (valid right after ``insert(_:at:vary:)``).
     var lastStamp: UInt64 { nextStamp &- 1 }
 
-    /// Keeps `response` with the item at `memoryKey` if that item is still insertion `stamp`
-    /// (it may have been replaced or removed while the response was built).
-    mutating func attach(_ response: BuiltResponse, at memoryKey: MemoryKey, stamp: UInt64) {
+    /// Keeps what was built from the item at `memoryKey` (Foundation's response, the parsed
+    /// exchange) with it, if that item is still insertion `stamp` (it may have been replaced or
+    /// removed while that was built outside the lock).
+    mutating func attach(at memoryKey: MemoryKey, stamp: UInt64, _ keep: (inout Item) -> Void) {
         guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }
-        nodes[slot]!.item.response = response
-    }
-
-    /// Keeps `exchange` with the item at `memoryKey` if that item is still insertion `stamp`.
-    mutating func attach(_ exchange: ParsedExchange, at memoryKey: MemoryKey, stamp: UInt64) {
-        guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }
-        nodes[slot]!.item.exchange = exchange
+        keep(&nodes[slot]!.item)
     }
 
     /// Removes the item at `memoryKey`, if any.

@@ -32,7 +32,7 @@ struct ProxyProcessTests {
                 "--threads", "1",
                 "--x-cache-status", "--cache-status-name", "edge-1",
             ])
-        let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
+        let ready = try await runBlocking { child.waitForLine("listening on 127.0.0.1:\(port)") }
         #expect(ready)
 
         // Given: a stored response and a request stuck at the origin.
@@ -62,7 +62,7 @@ struct ProxyProcessTests {
         // Then: the request in flight is answered, and the process exits 0.
         let answered = try await inFlight.value
         #expect(answered.status == 200 && answered.text == "from /slow")
-        let outcome = try await RawConnection.offPool { child.finish(deadline: 60) }
+        let outcome = try await runBlocking { child.finish(deadline: 60) }
         #expect(outcome.status == 0, "stderr: \(outcome.err)")
         #expect(outcome.err.contains("GET /cached 200 HIT"))
         #expect(outcome.err.contains("shutting down"))
@@ -92,7 +92,7 @@ struct ProxyProcessTests {
                     "--reuse-port", "--x-cache-status", "--cache-status-name", "p\(index)",
                 ])
             children.append(child)
-            let ready = try await RawConnection.offPool { child.waitForLine("listening on 127.0.0.1:\(port)") }
+            let ready = try await runBlocking { child.waitForLine("listening on 127.0.0.1:\(port)") }
             #expect(ready, "process \(index) did not listen")
         }
 
@@ -115,7 +115,7 @@ struct ProxyProcessTests {
         #expect(answeredBy.count > 1, "answered by \(answeredBy)")
         for child in children {
             kill(child.pid, SIGTERM)
-            let outcome = try await RawConnection.offPool { child.finish(deadline: 60) }
+            let outcome = try await runBlocking { child.finish(deadline: 60) }
             #expect(outcome.status == 0, "stderr: \(outcome.err)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackOrigin
+import TestProcess
 
 /// A response as read off the wire.
 struct RawResponse: Sendable {
@@ -23,8 +24,8 @@ struct RawConnectionError: Error, CustomStringConvertible {
 }
 
 /// A blocking HTTP/1.1 client on one TCP connection (keep-alive), for byte-exact checks. Its
-/// blocking reads run on a dispatch queue, never on the cooperative pool that runs the proxy's
-/// tasks; a receive timeout bounds every read so a broken proxy fails a test, not the run.
+/// blocking reads run on TestProcess's `runBlocking` threads, never on Swift's global executor,
+/// which runs the proxy's tasks (nor on a dispatch queue, which shares that executor's threads); a receive timeout bounds every read so a broken proxy fails a test, not the run.
 final class RawConnection: @unchecked Sendable {
     private let fd: Int32
     private var pending: [UInt8] = []
@@ -32,7 +33,7 @@ final class RawConnection: @unchecked Sendable {
     private init(fd: Int32) { self.fd = fd }
 
     static func open(port: Int) async throws -> RawConnection {
-        try await offPool {
+        try await runBlocking {
             do {
                 // Reads wait up to 240 s (see ProxyFixture: a loaded run can be slow).
                 return RawConnection(fd: try LoopbackSocket.connected(to: port, receiveTimeoutSeconds: 240))
@@ -46,7 +47,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Sends raw bytes.
     func write(_ bytes: [UInt8]) async throws {
-        try await Self.offPool { [self] in
+        try await runBlocking { [self] in
             var offset = 0
             while offset < bytes.count {
                 let n = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
@@ -72,12 +73,12 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads one response (after any 1xx); `method` says whether a body follows (HEAD: none).
     func readResponse(method: String = "GET") async throws -> RawResponse {
-        try await Self.offPool { [self] in try readResponseBlocking(method: method) }
+        try await runBlocking { [self] in try readResponseBlocking(method: method) }
     }
 
     /// Reads one response head and returns its status (for an interim 1xx the client waits for).
     func readStatus() async throws -> Int {
-        try await Self.offPool { [self] in
+        try await runBlocking { [self] in
             let head = try readHead()
             let line = head.prefix { $0 != "\r" }
             let parts = line.split(separator: " ")
@@ -90,7 +91,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// True when the peer has closed the connection (a read returns end of file).
     func isClosedByPeer() async throws -> Bool {
-        try await Self.offPool { [self] in
+        try await runBlocking { [self] in
             if !pending.isEmpty { return false }
             var buffer = [UInt8](repeating: 0, count: 1024)
             let n = read(fd, &buffer, buffer.count)
@@ -191,16 +192,4 @@ final class RawConnection: @unchecked Sendable {
         return pending
     }
 
-    /// Runs blocking work on a thread of its own and awaits it. Not on a dispatch queue: the
-    /// global queues share libdispatch's thread pool with Swift's global executor, which adds
-    /// threads only slowly once they are all blocked; with two dozen connections waiting for
-    /// answers, the proxy's own tasks then waited a minute or two for a thread (a parallel
-    /// `swift test`: every proxy test took ~115 s and the collapsing tests missed deadlines).
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try work() }) }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-    }
 }

@@ -22,6 +22,13 @@ public struct BlockingWaits: SuiteTrait, TestTrait, TestScoping {
     }
 }
 
+/// Runs blocking work (a socket read, a wait for a child process) on ``BlockingTestExecutor``'s
+/// threads and awaits it, never blocking a thread of Swift's global executor or of a dispatch
+/// queue (libdispatch's pool, which that executor shares, grows slowly once its threads block).
+public func runBlocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await Task(executorPreference: BlockingTestExecutor.shared) { try work() }.value
+}
+
 extension Trait where Self == BlockingWaits {
     /// The suite's tests block their threads (child processes, sleeps); see ``BlockingWaits``.
     public static var blockingWaits: Self { BlockingWaits() }

@@ -49,6 +49,7 @@ final class ProxyFixture: Sendable {
         // for a thread. Generous limits keep that from turning into a 504 or an idle close;
         // tests that want a timeout set their own.
         configuration.upstreamTimeout = .seconds(240)
+        configuration.connectTimeout = .seconds(30) // a refused connect still fails at once
         configuration.idleTimeout = .minutes(10)
         configuration.client.caching.now = { clock.now }
         // The tests read the nginx-style status (RawResponse.cacheStatus); Cache-Status is on by default.

@@ -12,6 +12,16 @@ import TestProcess
 /// Test support for the AsyncHTTPClient integration: a fresh directory per test (mkdtemp,
 /// removed by the owner), and GETs whose body is read as the stream it is.
 enum AHCTest {
+    /// The origin client of these tests: `CachingHTTPClient.defaultHTTPClient`'s settings with a
+    /// 30 s connect timeout instead of 3 s. Every origin here is on loopback, where a connect
+    /// fails or succeeds at once, but a parallel suite on two cores once saw two connects time
+    /// out at 3 s (the cause not pinned down: the accept thread or the event loop waiting for a
+    /// core). The dead-origin tests keep the default client: a refused connect waits for no
+    /// timeout.
+    static let httpClient = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: CachingHTTPClient.originConfiguration(connectTimeout: .seconds(30)))
+
     static func makeDirectory(_ prefix: String) -> String {
         var template = Array((NSTemporaryDirectory() + "/\(prefix)-XXXXXX").utf8CString)
         _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
@@ -67,9 +77,10 @@ final class AsyncHTTPClientCachingTests {
         root = AHCTest.makeDirectory("suc-ahc")
         origin = try LoopbackOrigin { request, n in AsyncHTTPClientCachingTests.respond(request, n) }
         cache = try AHCTest.cache(root)
-        // The two lines a user writes are `CachingHTTPClient(cache: try SharedCache(…))`;
-        // the cache is kept here for the tests that open a second, private client on it.
-        client = CachingHTTPClient(cache: cache)
+        // A user writes `CachingHTTPClient(cache: try SharedCache(…))`; the tests name their
+        // origin client (see AHCTest.httpClient) and keep the cache for the tests that open a
+        // second, private client on it.
+        client = CachingHTTPClient(cache: cache, httpClient: AHCTest.httpClient)
     }
 
     deinit {
@@ -308,7 +319,8 @@ final class AsyncHTTPClientCachingTests {
         #expect(origin.requestCount == 5, "a shared cache does not store private responses")
 
         // Private mode, in a partition of its own on the same directory.
-        let alice = try CachingHTTPClient(cache: cache, configuration: .init(mode: .private, partition: "user-alice"))
+        let alice = try CachingHTTPClient(
+            cache: cache, httpClient: AHCTest.httpClient, configuration: .init(mode: .private, partition: "user-alice"))
         _ = try await get("/auth", headers: auth, client: alice)
         #expect(try await get("/auth", headers: auth, client: alice).response.cacheStatus == .hit)
         _ = try await get("/private", client: alice)

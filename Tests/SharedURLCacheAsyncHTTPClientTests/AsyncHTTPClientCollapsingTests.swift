@@ -48,7 +48,7 @@ final class AsyncHTTPClientCollapsingTests {
 
     @Test("20 concurrent misses of one URL → exactly 1 origin request; the 19 others are answered from the cache")
     func twentyMisses() async throws {
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient)
         let answers = try await concurrently(client, Array(repeating: (path: "/slow", headers: []), count: 20))
         #expect(origin.requestCount == 1)
         #expect(answers.allSatisfy { $0.text == "n=1" && $0.status == 200 })
@@ -62,7 +62,7 @@ final class AsyncHTTPClientCollapsingTests {
 
     @Test("Vary: 10 en + 10 fr concurrent misses → 2 origin requests; each caller gets its own variant")
     func varyMisses() async throws {
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient)
         let requests = (0..<20).map { i in (path: "/vary", headers: [("Accept-Language", i % 2 == 0 ? "en" : "fr")]) }
         let answers = try await concurrently(client, requests)
         #expect(origin.requestCount == 2)
@@ -74,7 +74,7 @@ final class AsyncHTTPClientCollapsingTests {
         "not stored (no-store): followers wait for the leader, then go to the origin themselves, never get its response"
     )
     func noStore() async throws {
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient)
         let answers = try await concurrently(client, Array(repeating: (path: "/nostore", headers: []), count: 3))
         #expect(origin.requestCount == 3)
         #expect(Set(answers.map(\.text)).count == 3, "each caller got its own origin response")

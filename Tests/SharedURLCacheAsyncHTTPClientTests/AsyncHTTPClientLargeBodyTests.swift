@@ -94,7 +94,7 @@ final class AsyncHTTPClientLargeBodyTests {
         let big = try StreamingOrigin(bigBytes: Self.bodyBytes)
         defer { big.stop() }
         let cache = try AHCTest.cache(root, memory: 1 << 20, disk: 512 << 20, maximumEntry: 64 << 20)
-        let client = CachingHTTPClient(cache: cache)
+        let client = CachingHTTPClient(cache: cache, httpClient: AHCTest.httpClient)
         let url = big.url + "/big"
 
         // Baseline: the same body straight from the origin through AsyncHTTPClient.
@@ -140,7 +140,8 @@ final class AsyncHTTPClientLargeBodyTests {
     func originAborts() async throws {
         let origin = try StreamingOrigin(bigBytes: 4 << 20, abortAfterBytes: 1 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20))
+        let client = CachingHTTPClient(
+            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
         let url = origin.url + "/abort"
 
         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -165,8 +166,11 @@ final class AsyncHTTPClientLargeBodyTests {
         defer { origin.stop() }
         let cache = try AHCTest.cache(root, maximumEntry: 64 << 20)
         let client =
-            try maximumBodyBytes.map { try CachingHTTPClient(cache: cache, configuration: .init(maximumBodyBytes: $0)) }
-            ?? CachingHTTPClient(cache: cache)
+            try maximumBodyBytes.map {
+                try CachingHTTPClient(
+                    cache: cache, httpClient: AHCTest.httpClient, configuration: .init(maximumBodyBytes: $0))
+            }
+            ?? CachingHTTPClient(cache: cache, httpClient: AHCTest.httpClient)
         let stored = maximumBodyBytes == nil
         let url = origin.url + "/chunked"
         for round in 1...2 {
@@ -183,7 +187,8 @@ final class AsyncHTTPClientLargeBodyTests {
     func callerStops() async throws {
         let origin = try StreamingOrigin(bigBytes: 8 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20))
+        let client = CachingHTTPClient(
+            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
         let url = origin.url + "/big-partial"
         do {
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -207,7 +212,8 @@ final class AsyncHTTPClientLargeBodyTests {
     func tamperedStoredBody() async throws {
         let origin = try StreamingOrigin(bigBytes: 3 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20))
+        let client = CachingHTTPClient(
+            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
         let url = origin.url + "/big-tampered"
         let miss = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(try await Self.stream(miss.body, expectedBytes: 3 << 20).equal)
@@ -304,7 +310,7 @@ struct AsyncHTTPClientLatencyBenchmark {
         let body = String(repeating: "x", count: 1024)
         let origin = try LoopbackOrigin { _, _ in .init(headers: [("Cache-Control", "max-age=600")], body: body) }
         defer { origin.stop() }
-        let client = CachingHTTPClient(cache: try AHCTest.cache(root))
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient)
         let url = origin.url + "/bench"
         _ = try await AHCTest.get(client, url)
 

@@ -88,9 +88,15 @@ static inline int suc_body_format_readable(uint16_t format) { return (format >> 
 #define SUC_BODY_PATH_LEN 36
 void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]);
 
-/* The CRC-32 of a body's bytes, continuing `crc` (0 starts one): zlib's crc32 fed in pieces
- * that fit its uInt lengths. The one checksum of raw bodies (body.c, body_reader.c, writer.c). */
+/* The CRC-32 of a body's bytes, continuing `crc` (0 starts one): zlib's crc32 function, computed
+ * by libdeflate. The one checksum of raw bodies (body.c, body_reader.c, writer.c). */
 uint32_t suc_crc32(uint32_t crc, const void *bytes, size_t len);
+
+/* Compresses a whole body into out (cap bytes) as one zlib stream at the cache's level;
+ * *out_len is 0 when the stream would not fit in cap (store the body raw). SUC_ENOMEM when no
+ * compressor can be made. */
+int suc_body_compress(suc_cache *c, const uint8_t *body, size_t len, uint8_t *out, size_t cap,
+                      size_t *out_len, suc_error *err);
 
 /* Reads, checks and inflates the body of `rec` into a new buffer (body_size bytes).
  * SUC_ENOTFOUND if the file is gone (a concurrent remove), SUC_ECORRUPT on any mismatch. */

@@ -17,6 +17,10 @@
 
 /* Compressed bytes are held in memory up to this much before they go to the temp file. */
 #define SPILL_BYTES (256u * 1024u)
+/* suc_put compresses bodies up to this size in one call into a buffer of their size; larger ones
+ * stream through zlib in SPILL_BYTES pieces, so a put never holds more than this on top of the
+ * caller's body. */
+#define WHOLE_BODY_MAX (16u << 20)
 #define DEFLATE_CHUNK 16384u
 
 struct suc_writer {
@@ -392,35 +396,50 @@ static int probe_compressible(suc_cache *c, const uint8_t *body) {
     return compressible;
 }
 
+/* A whole body in memory: one libdeflate call into the writer's buffer (w was begun raw, so it
+ * holds no zlib stream), or the raw bytes when the stream would be no smaller than the body:
+ * reads then skip inflate, and the file is not larger than the body. */
+static int writer_put_whole(suc_writer *w, const uint8_t *body, size_t len, int compress, suc_error *err) {
+    if (len > w->c->opts.max_body_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_put", 0, 0, "body exceeds the limit of %llu bytes",
+                        (unsigned long long)w->c->opts.max_body_bytes);
+    int rc = buf_reserve(w, len, err);
+    if (rc) return rc;
+    size_t stored = 0;
+    if (compress && (rc = suc_body_compress(w->c, body, len, w->buf + w->len, len - 1, &stored, err))) return rc;
+    w->raw = stored == 0;
+    if (w->raw) {
+        memcpy(w->buf + w->len, body, len);
+        stored = len;
+    }
+    w->len += stored;
+    w->stored_size = stored;
+    w->body_size = len;
+    w->crc = suc_crc32(0, body, len);
+    w->finished = 1;
+    return SUC_OK;
+}
+
 int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err) {
     if (body_len && !body) return suc_fail(err, SUC_EINVAL, "suc_put", 0, 0, "NULL body with a length");
     uint32_t flags = p ? p->flags : 0;
     if (body_len == 0) flags |= SUC_PUT_RAW; /* nothing to compress */
+    /* A large body that does not compress (media, archives) is stored raw without a full pass. */
     if (!(flags & SUC_PUT_RAW) && body_len > SPILL_BYTES && !probe_compressible(c, body))
         flags |= SUC_PUT_RAW;
     suc_writer *w;
-    int rc = suc_writer_begin(c, flags, &w, err);
-    if (rc) return rc;
-    if ((rc = suc_writer_append(w, body, body_len, err))) {
+    int rc;
+    if (body_len <= WHOLE_BODY_MAX) {
+        if ((rc = suc_writer_begin(c, flags | SUC_PUT_RAW, &w, err))) return rc;
+        rc = writer_put_whole(w, body, body_len, !(flags & SUC_PUT_RAW), err);
+    } else {
+        if ((rc = suc_writer_begin(c, flags, &w, err))) return rc;
+        rc = suc_writer_append(w, body, body_len, err);
+    }
+    if (rc) {
         suc_writer_abort(w);
         return rc;
-    }
-    /* Incompressible and small enough to still be in memory: store it raw instead, so reads
-     * skip inflate and the file is not larger than the body. */
-    if (!w->raw && w->fd < 0 && body_len > 0) {
-        if ((rc = writer_finish(w, err))) {
-            suc_writer_abort(w);
-            return rc;
-        }
-        if (w->stored_size >= body_len) {
-            suc_writer_abort(w);
-            if ((rc = suc_writer_begin(c, flags | SUC_PUT_RAW, &w, err))) return rc;
-            if ((rc = suc_writer_append(w, body, body_len, err))) {
-                suc_writer_abort(w);
-                return rc;
-            }
-        }
     }
     return suc_writer_commit(w, p, out_version, err);
 }

@@ -74,10 +74,14 @@ struct BenchOps: ParsableCommand {
             random = random &* 6364136223846793005 &+ 1442695040888963407
             return Int((random >> 33) % UInt64(bound))
         }
-        // Requests are built before the clock starts, as diskcache's keys are plain strings.
+        // Requests are built before the clock starts, as diskcache's keys are plain strings, and
+        // only for the phases asked for: an instruction count of one phase (callgrind, with
+        // --operations 0 and N) must not include the preparation of the others.
         let hot = memory ? min(entries, 256) : entries
-        let hitRequests = (0..<operations).map { _ in URLRequest(url: Self.url(nextIndex(hot))) }
-        let missRequests = (0..<operations).map { URLRequest(url: Self.missURL($0)) }
+        let hitRequests = (wanted.contains("hit") ? 0..<operations : 0..<0).map { _ in
+            URLRequest(url: Self.url(nextIndex(hot)))
+        }
+        let missRequests = (wanted.contains("miss") ? 0..<operations : 0..<0).map { URLRequest(url: Self.missURL($0)) }
         var result: [String: Double] = [:]
         func timed(_ name: String, _ work: () throws -> Int) rethrows {
             guard wanted.contains(name) else { return }
@@ -114,7 +118,8 @@ struct BenchOps: ParsableCommand {
                 for request in missRequests where cache.cachedResponse(for: request) != nil { failures += 1 }
                 return missRequests.count
             }
-            let stores = (0..<operations).map { _ -> (CachedURLResponse, URLRequest) in
+            let stores = (wanted.contains("store") ? 0..<operations : 0..<0).map {
+                _ -> (CachedURLResponse, URLRequest) in
                 let i = nextIndex(entries)
                 return (response(i), URLRequest(url: Self.url(i)))
             }

@@ -37,6 +37,12 @@ def ensure_diskcache():
     except ImportError:
         print("diskcache is missing; installing it with pip (user site)", file=sys.stderr)
         subprocess.check_call([sys.executable, "-m", "pip", "install", "--user", "--quiet", "diskcache"])
+        # A user site made by this install was not on sys.path when the interpreter started.
+        import importlib
+        import site
+        if site.getusersitepackages() not in sys.path:
+            sys.path.append(site.getusersitepackages())
+        importlib.invalidate_caches()
     import diskcache
     return diskcache
 

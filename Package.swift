@@ -3,7 +3,7 @@ import PackageDescription
 
 // Layers (arrows point down only; the README's "Layers" lists them):
 //   urlcache (tools/) → { CachingProxy, CacheMaintenance, BenchmarkDriver }
-//   CachingProxy → SharedURLCacheAsyncHTTPClient → SharedURLCache;  SharedURLCacheFoundation → SharedURLCache
+//   CachingProxy → { SharedURLCacheAsyncHTTPClient → SharedURLCache, CacheMaintenance (for /metrics) };  SharedURLCacheFoundation → SharedURLCache
 //   SharedURLCache → { HTTPCacheSemantics, SharedURLCacheStore };  CacheMaintenance → { HTTPCacheSemantics, SharedURLCacheStore }
 //   HTTPCacheSemantics, SharedURLCache, CacheMaintenance → CacheEntryFormat (the entry format, both ways)
 //   BenchmarkDriver → { SharedURLCacheStore, SeededRandom };  SharedURLCacheStore → CSharedURLCache (the C core)
@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // System libraries, found through pkg-config; the apt providers say what a fresh machine lacks.
@@ -115,7 +117,13 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .target(name: "CacheMaintenance", dependencies: ["SharedURLCacheStore", "HTTPCacheSemantics", "CacheEntryFormat"]),
+        .target(
+            name: "CacheMaintenance",
+            dependencies: [
+                "SharedURLCacheStore", "HTTPCacheSemantics", "CacheEntryFormat",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .executableTarget(
             name: "urlcache",
             dependencies: [
@@ -209,6 +217,9 @@ if !coreOnly {
             dependencies: [
                 "SharedURLCache",
                 "SharedURLCacheAsyncHTTPClient",
+                "CacheMaintenance", // the directory's part of /metrics, as `urlcache stats --prometheus`
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),

@@ -92,6 +92,11 @@ public struct ProxyConfiguration: Sendable {
     /// One line per request (method, target, status, cache status, bytes, duration) at `info`
     /// on the `urlcache.proxy.access` logger.
     public var accessLog: Bool
+    /// Where `GET /metrics` is served in Prometheus' text format (the proxy's answers by cache
+    /// status, stores, reasons not stored, collapsed requests; the directory's counters and
+    /// sizes), on a listener of its own; `nil` (the default) serves none. The host defaults to
+    /// loopback: the figures name URLs' partitions and sizes, not for every network.
+    public var metricsAddress: (host: String, port: Int)?
     /// The caching client's settings: shared mode by default, the cache's own partition (the
     /// empty one unless the cache was opened with another), the body cap, request collapsing.
     public var client: CachingHTTPClient.Configuration

@@ -36,12 +36,20 @@ struct ProxyForwarder: Sendable {
     let client: CachingHTTPClient
     let mode: ProxyConfiguration.Mode
     let upstreamTimeout: TimeAmount
+    /// Counts every answer when the proxy serves `/metrics`.
+    let metrics: ProxyMetrics?
 
     /// Answers one request; never throws (origin failures become 502 / 504).
     /// - Parameters:
     ///   - head: the client's request head; its target is forwarded byte for byte.
     ///   - body: the whole request body, or nil when the client declared none.
     func answer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
+        let answer = await uncountedAnswer(head, body: body)
+        metrics?.record(answer.cacheStatusMember)
+        return answer
+    }
+
+    private func uncountedAnswer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
         guard var request = upstreamRequest(for: head) else { return .error(.badRequest) }
         if let body {
@@ -99,6 +107,7 @@ struct ProxyForwarder: Sendable {
         let answer = ProxyAnswer(
             status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
             cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember, isStored: true)
+        metrics?.record(answer.cacheStatusMember)
         return (answer, stored.body)
     }
 

@@ -4,8 +4,10 @@ import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOPosix
+import CacheMaintenance
 import HTTPCacheSemantics
 import HTTPTypes
+import Prometheus
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
 import Synchronization
@@ -35,6 +37,9 @@ public final class ProxyServer: Sendable {
     public let client: CachingHTTPClient
     /// The port the proxy listens on (the chosen one when the configuration said 0).
     public let port: Int
+    /// The port `GET /metrics` is served on, when ``ProxyConfiguration/metricsAddress`` asked for it.
+    public let metricsPort: Int?
+    private let metricsChannel: (any Channel)?
     private let group: MultiThreadedEventLoopGroup
     private let httpClient: HTTPClient
     /// Released once it has done its work: its deinit completes a promise on the event loops,
@@ -44,12 +49,15 @@ public final class ProxyServer: Sendable {
     private let logger: Logger
 
     private init(
-        configuration: ProxyConfiguration, client: CachingHTTPClient, port: Int, group: MultiThreadedEventLoopGroup,
-        httpClient: HTTPClient, quiescing: ServerQuiescingHelper, answers: AnswersInFlight, logger: Logger
+        configuration: ProxyConfiguration, client: CachingHTTPClient, port: Int, metricsChannel: (any Channel)?,
+        group: MultiThreadedEventLoopGroup, httpClient: HTTPClient, quiescing: ServerQuiescingHelper,
+        answers: AnswersInFlight, logger: Logger
     ) {
         self.configuration = configuration
         self.client = client
         self.port = port
+        self.metricsChannel = metricsChannel
+        self.metricsPort = metricsChannel?.localAddress?.port
         self.group = group
         self.httpClient = httpClient
         self.quiescing = Mutex(quiescing)
@@ -101,8 +109,12 @@ public final class ProxyServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
+        // Answers are counted only when they are served (a registry of the proxy's own, never
+        // the process-wide MetricsSystem a library must not bootstrap).
+        let registry = configuration.metricsAddress.map { _ in PrometheusCollectorRegistry() }
         let forwarder = ProxyForwarder(
-            client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout)
+            client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
+            metrics: registry.map { ProxyMetrics(factory: PrometheusMetricsFactory(registry: $0)) })
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
@@ -145,9 +157,16 @@ public final class ProxyServer: Sendable {
                 }
             }
         let channel: Channel
+        var metricsChannel: (any Channel)?
         do {
+            if let registry, let address = configuration.metricsAddress {
+                metricsChannel = try await MetricsEndpoint.bind(
+                    host: address.host, port: address.port, group: group, registry: registry,
+                    directory: try CacheMaintainer(directory: cache.configuration.directory.path))
+            }
             channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {
+            try? await metricsChannel?.close()
             try? await httpClient.shutdown()
             try? await group.shutdownGracefully()
             throw error
@@ -161,9 +180,12 @@ public final class ProxyServer: Sendable {
         logger.info(
             "listening on \(configuration.host):\(port), \(upstream), cache \(cache.configuration.directory.path) partition '\(client.cache.configuration.partition)'"
         )
+        if let address = configuration.metricsAddress, let metricsPort = metricsChannel?.localAddress?.port {
+            logger.info("metrics on http://\(address.host):\(metricsPort)/metrics")
+        }
         return ProxyServer(
-            configuration: configuration, client: client, port: port, group: group, httpClient: httpClient,
-            quiescing: quiescing, answers: answers, logger: logger)
+            configuration: configuration, client: client, port: port, metricsChannel: metricsChannel, group: group,
+            httpClient: httpClient, quiescing: quiescing, answers: answers, logger: logger)
     }
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish (each within the
@@ -172,6 +194,7 @@ public final class ProxyServer: Sendable {
         logger.info("shutting down: no new connections; finishing requests in flight")
         guard let closed = quiesce() else { return } // already shut down
         try await closed.get()
+        try? await metricsChannel?.close()
         try await httpClient.shutdown() // fails what still waits on an origin
         await answers.waitUntilNone() // their tasks still write to (or close on) the loops
         try await group.shutdownGracefully()

@@ -50,6 +50,9 @@ struct Proxy: ParsableCommand {
     @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
     var targetedCacheControl = "CDN-Cache-Control"
     @Flag(help: "No access log lines.") var noAccessLog = false
+    @Option(
+        help: "host:port to serve GET /metrics on, in Prometheus' text format (e.g. 127.0.0.1:9145; none by default).")
+    var metricsListen: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
@@ -58,6 +61,11 @@ struct Proxy: ParsableCommand {
             do { _ = try ProxyConfiguration.Upstream(upstream) } catch { throw ValidationError(error.description) }
         }
         do { _ = try ProxyConfiguration.listenAddress(listen) } catch { throw ValidationError(error.description) }
+        if let metricsListen {
+            do { _ = try ProxyConfiguration.listenAddress(metricsListen) } catch {
+                throw ValidationError("--metrics-listen: \(error.description)")
+            }
+        }
         do { _ = try ProxyConfiguration.fieldNames(targetedCacheControl) } catch {
             throw ValidationError(error.description)
         }
@@ -90,6 +98,7 @@ struct Proxy: ParsableCommand {
         if let threads { configuration.eventLoopThreads = threads }
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
+        configuration.metricsAddress = try metricsListen.map { try ProxyConfiguration.listenAddress($0) }
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
         let cache = ProxyCacheSettings(
             directory: options.resolved,

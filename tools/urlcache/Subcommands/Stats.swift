@@ -1,15 +1,41 @@
 import ArgumentParser
 import CacheMaintenance
+import Foundation
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the directory's counters, index and reader use, and usage per partition.")
+        abstract: "Print the directory's counters, index and reader use, and usage per partition.",
+        discussion: """
+            With --prometheus the same figures are printed in Prometheus' text format; with \
+            --output they replace FILE atomically, for node_exporter's textfile collector:
+              */5 * * * * urlcache stats --prometheus --output /var/lib/node_exporter/urlcache.prom
+            """)
 
     @OptionGroup var options: CacheDirectoryOptions
     @Flag(help: "Skip the per-partition walk over every record (counters only, instant).") var countersOnly = false
-    @OptionGroup var output: OutputOptions
+    @Flag(help: "Prometheus text exposition format instead of text or JSON.") var prometheus = false
+    @Option(help: "Write the Prometheus text to this file (replaced atomically) instead of printing it.")
+    var output: String?
+    @OptionGroup var format: OutputOptions
+
+    func validate() throws {
+        if prometheus && format.json { throw ValidationError("--prometheus and --json exclude each other") }
+        if output != nil && !prometheus { throw ValidationError("--output writes the --prometheus text") }
+    }
 
     func run() throws {
-        output.emit(try CacheMaintainer(directory: options.resolved).statistics(includePartitions: !countersOnly))
+        let report = try CacheMaintainer(directory: options.resolved).statistics(includePartitions: !countersOnly)
+        guard prometheus else { return format.emit(report) }
+        let text = report.prometheusText()
+        guard let output else { return print(text, terminator: "") }
+        // A scraper must never read half a file: write beside it, then rename over it.
+        let temporary = output + ".tmp.\(getpid())"
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, output) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw MaintenanceError.system("cannot write \(output): \(error)")
+        }
     }
 }

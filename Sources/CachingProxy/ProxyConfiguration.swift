@@ -97,6 +97,10 @@ public struct ProxyConfiguration: Sendable {
     /// sizes), on a listener of its own; `nil` (the default) serves none. The host defaults to
     /// loopback: the figures name URLs' partitions and sizes, not for every network.
     public var metricsAddress: (host: String, port: Int)?
+    /// Who may remove entries with `PURGE <target>` (the proxy's entries for that URL, every
+    /// variant; 200 with the count, 404 when there were none, 403 for anyone else). `nil` (the
+    /// default) forwards `PURGE` to the origin like any other method.
+    public var purge: PurgeAccess?
     /// The caching client's settings: shared mode by default, the cache's own partition (the
     /// empty one unless the cache was opened with another), the body cap, request collapsing.
     public var client: CachingHTTPClient.Configuration
@@ -146,6 +150,34 @@ public struct ProxyConfiguration: Sendable {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { throw .invalidListenAddress(text) }
         return (host, port)
+    }
+}
+
+/// Who may send the proxy `PURGE` requests (``ProxyConfiguration/purge``).
+public struct PurgeAccess: Sendable, Hashable {
+    /// Clients connected from a loopback address (127.0.0.0/8, ::1) may purge.
+    public var loopback: Bool
+    /// Any client sending `Authorization: Bearer <token>` with this token may purge.
+    public var token: String?
+
+    /// Purges from loopback clients and, when `token` is given, from clients that present it.
+    public init(loopback: Bool = true, token: String? = nil) {
+        self.loopback = loopback
+        self.token = token
+    }
+
+    /// Whether a `PURGE` from `address` with these request headers is allowed.
+    func allows(fromLoopback: Bool, authorization: String?) -> Bool {
+        if loopback && fromLoopback { return true }
+        guard let token, let authorization else { return false }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        return parts.count == 2 && parts[0].lowercased() == "bearer" && constantTimeEqual(parts[1].utf8, token.utf8)
+    }
+
+    /// Compares without stopping at the first difference, so the time taken says nothing of the token.
+    private func constantTimeEqual(_ a: Substring.UTF8View, _ b: String.UTF8View) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
 

@@ -1,4 +1,8 @@
 import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPCacheSemantics
 import HTTPTypes
 import NIOCore
@@ -38,15 +42,37 @@ struct ProxyForwarder: Sendable {
     let upstreamTimeout: TimeAmount
     /// Counts every answer when the proxy serves `/metrics`.
     let metrics: ProxyMetrics?
+    /// Who may `PURGE`; nil forwards `PURGE` like any method.
+    let purge: PurgeAccess?
 
     /// Answers one request; never throws (origin failures become 502 / 504).
     /// - Parameters:
     ///   - head: the client's request head; its target is forwarded byte for byte.
     ///   - body: the whole request body, or nil when the client declared none.
-    func answer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
+    ///   - fromLoopback: the client is connected from a loopback address (for `PURGE`).
+    func answer(_ head: HTTPRequestHead, body: ByteBuffer?, fromLoopback: Bool) async -> ProxyAnswer {
+        if head.method == .PURGE, let purge {
+            return await purgeAnswer(head, access: purge, fromLoopback: fromLoopback)
+        }
         let answer = await uncountedAnswer(head, body: body)
         metrics?.record(answer.cacheStatusMember)
         return answer
+    }
+
+    /// `PURGE <target>`: removes every variant the proxy stored for the target's upstream URL, in
+    /// the proxy's partition (what a GET of the target would be answered from).
+    private func purgeAnswer(_ head: HTTPRequestHead, access: PurgeAccess, fromLoopback: Bool) async -> ProxyAnswer {
+        guard access.allows(fromLoopback: fromLoopback, authorization: head.headers.first(name: "authorization"))
+        else { return .error(.forbidden) }
+        guard let url = upstreamURL(target: head.uri).flatMap(URL.init(string:)) else { return .error(.badRequest) }
+        let removed = await client.cache.purgeCachedResponses(for: URLRequest(url: url))
+        metrics?.recordPurge(removedEntries: removed)
+        var body = ByteBuffer()
+        body.writeString("{\"purged\":\(removed)}\n")
+        return ProxyAnswer(
+            status: removed > 0 ? .ok : .notFound,
+            headers: ["Content-Type": "application/json", "Content-Length": String(body.readableBytes)],
+            body: .bytes(body), cacheStatus: nil, cacheStatusMember: nil)
     }
 
     private func uncountedAnswer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {

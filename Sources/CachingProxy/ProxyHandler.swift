@@ -133,6 +133,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let forwarder = self.forwarder
+        let fromLoopback = Self.isLoopback(context.channel.remoteAddress)
         // On the cooperative pool, not on the event loop (a TaskExecutor over the loop was tried:
         // on this 2-core machine under load it answered ~20% fewer cached requests per second,
         // and it would put the store's fdatasync of a miss on the loop).
@@ -140,7 +141,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         answers.begin()
         task = Task {
             defer { answers.end() }
-            let answer = await forwarder.answer(head, body: body)
+            let answer = await forwarder.answer(head, body: body, fromLoopback: fromLoopback)
             // Gather what is ready (a stored or buffered body: all of it) so the usual answer
             // is one hop to the event loop: head, body and end in one flush.
             var iterator = answer.body.makeAsyncIterator()
@@ -192,6 +193,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 loop.execute { bound.value.context.close(promise: nil) }
             }
         }
+    }
+
+    /// 127.0.0.0/8, ::1, or either mapped into IPv6.
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        guard let ip = address?.ipAddress?.lowercased() else { return false }
+        return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
     }
 
     /// Writes the response head and the gathered chunks; ends the response when `finished`.

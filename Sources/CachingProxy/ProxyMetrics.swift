@@ -12,7 +12,9 @@ import Synchronization
 /// - `urlcache_proxy_not_stored_total{reason=}`: responses not stored, by the member's `detail`
 ///   (``NotStorableReason/token``);
 /// - `urlcache_proxy_collapsed_total{reused=}`: requests that waited on another's fetch, by
-///   whether its response was reused.
+///   whether its response was reused;
+/// - `urlcache_proxy_purges_total`, `urlcache_proxy_purged_entries_total`: allowed `PURGE`
+///   requests and the entries they removed (not counted in the responses).
 ///
 /// Counters are made once per label value (a hit costs one atomic increment); the reasons not
 /// stored, an open set of tokens, are made on first use.
@@ -25,6 +27,8 @@ final class ProxyMetrics: Sendable {
     private let collapsedReused: Counter
     private let collapsedNotReused: Counter
     private let notStored: Mutex<[String: Counter]> = Mutex([:])
+    private let purges: Counter
+    private let purgedEntries: Counter
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -36,6 +40,8 @@ final class ProxyMetrics: Sendable {
         forwarded = Dictionary(
             uniqueKeysWithValues: CacheStatusMember.Forward.allCases.map { ($0, responses($0.rawValue)) })
         stored = Counter(label: "urlcache_proxy_stored_total", factory: factory)
+        purges = Counter(label: "urlcache_proxy_purges_total", factory: factory)
+        purgedEntries = Counter(label: "urlcache_proxy_purged_entries_total", factory: factory)
         collapsedReused = Counter(
             label: "urlcache_proxy_collapsed_total", dimensions: [("reused", "true")], factory: factory)
         collapsedNotReused = Counter(
@@ -57,6 +63,12 @@ final class ProxyMetrics: Sendable {
         case nil: break
         }
         if let reason = member.detail { notStoredCounter(reason).increment() }
+    }
+
+    /// Counts one allowed `PURGE` and the entries it removed.
+    func recordPurge(removedEntries: Int) {
+        purges.increment()
+        purgedEntries.increment(by: Int64(removedEntries))
     }
 
     private func notStoredCounter(_ reason: String) -> Counter {

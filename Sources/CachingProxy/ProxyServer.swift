@@ -114,7 +114,8 @@ public final class ProxyServer: Sendable {
         let registry = configuration.metricsAddress.map { _ in PrometheusCollectorRegistry() }
         let forwarder = ProxyForwarder(
             client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
-            metrics: registry.map { ProxyMetrics(factory: PrometheusMetricsFactory(registry: $0)) })
+            metrics: registry.map { ProxyMetrics(factory: PrometheusMetricsFactory(registry: $0)) },
+            purge: configuration.purge)
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil

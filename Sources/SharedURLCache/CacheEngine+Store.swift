@@ -185,13 +185,17 @@ extension CacheEngine {
 
     // MARK: Removing
 
-    func remove(key: [UInt8]) {
+    /// Removes every variant of `key`; returns how many entries the directory had for it.
+    @discardableResult
+    func remove(key: [UInt8]) -> Int {
+        var removed = 0
         if let store {
-            do { try store.remove(key: key, variant: nil) } catch {
+            do { removed = try store.remove(key: key, variant: nil) } catch {
                 logger.warning("remove failed", metadata: ["error": "\(error.detailedDescription())"])
             }
         }
         memory.withLock { $0.removeAll(key: key) }
+        return removed
     }
 
     func removeStored(since date: Date) {

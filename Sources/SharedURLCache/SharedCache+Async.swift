@@ -23,7 +23,14 @@ extension SharedCache {
     /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.
     public func removeCachedResponse(for request: URLRequest) async {
         guard let lookup = engine.lookupKey(for: request) else { return }
-        await offloaded { self.engine.remove(key: lookup.key) }
+        _ = await offloaded { self.engine.remove(key: lookup.key) }
+    }
+
+    /// Removes every variant stored for `request` and says how many entries the directory had
+    /// for it (the proxy's `PURGE`); nothing stored, or a request that is never cached, is 0.
+    package func purgeCachedResponses(for request: URLRequest) async -> Int {
+        guard let lookup = engine.lookupKey(for: request) else { return 0 }
+        return await offloaded { self.engine.remove(key: lookup.key) }
     }
 
     /// Removes what was stored at or after `date`; see ``removeCachedResponses(since:)``.

@@ -53,6 +53,10 @@ struct Proxy: ParsableCommand {
     @Option(
         help: "host:port to serve GET /metrics on, in Prometheus' text format (e.g. 127.0.0.1:9145; none by default).")
     var metricsListen: String?
+    @Flag(help: "Answer PURGE <target> from loopback clients by removing the proxy's entries for it.")
+    var allowPurge = false
+    @Option(help: "Also answer PURGE from any client that sends Authorization: Bearer <token>.")
+    var purgeToken: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
@@ -77,6 +81,7 @@ struct Proxy: ParsableCommand {
         if !cacheStatusName.isEmpty, !CacheStatusMember.isValidCacheName(cacheStatusName) {
             throw ValidationError("--cache-status-name: printable ASCII only: \(cacheStatusName)")
         }
+        if let purgeToken, purgeToken.isEmpty { throw ValidationError("--purge-token: empty") }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
     }
@@ -98,6 +103,9 @@ struct Proxy: ParsableCommand {
         if let threads { configuration.eventLoopThreads = threads }
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
+        if allowPurge || purgeToken != nil {
+            configuration.purge = PurgeAccess(loopback: allowPurge, token: purgeToken)
+        }
         configuration.metricsAddress = try metricsListen.map { try ProxyConfiguration.listenAddress($0) }
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
         let cache = ProxyCacheSettings(

@@ -26,9 +26,9 @@ package struct ByteWriter {
     }
 
     package mutating func appendString(_ string: String) {
-        let utf8 = Array(string.utf8)
-        appendUInt32(UInt32(clamping: utf8.count))
-        bytes += utf8
+        // No intermediate array: keys are encoded on every lookup.
+        appendUInt32(UInt32(clamping: string.utf8.count))
+        bytes += string.utf8
     }
 
     package mutating func appendOptionalString(_ string: String?) {

@@ -230,4 +230,19 @@ struct CacheKeyTests {
             + field(Array("HEAD".utf8)) + field(Array(key.url.string.utf8))
         #expect(key.encoded == expected)
     }
+
+    /// Every byte of a path and of a query is accepted exactly when RFC 3986 allows it there
+    /// (unreserved, sub-delims, `:` `@` `/` `?`; `[` `]` in the query only; `%` only as an escape).
+    @Test("key-path-and-query-bytes-exactly-rfc3986 [docs/Reliability.md §3.2]")
+    func pathAndQueryBytes() {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?".utf8)
+        for byte in UInt8(0x21)...UInt8(0x7E) where byte != UInt8(ascii: "%") && byte != UInt8(ascii: "#") {
+            let character = String(decoding: [byte], as: UTF8.self)
+            let inPath = (try? NormalizedURL("https://a.test/x" + character + "y")) != nil
+            let inQuery = (try? NormalizedURL("https://a.test/x?q" + character + "y")) != nil
+            #expect(inPath == allowed.contains(byte), "path byte \(byte)")
+            let bracket = byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+            #expect(inQuery == (allowed.contains(byte) || bracket), "query byte \(byte)")
+        }
+    }
 }

@@ -145,8 +145,11 @@ struct CompactionTests {
         let maintainer = try CacheMaintainer(directory: dir.cache)
         var evicted = 0, rounds = 0, roundsEvicting = 0
         let deadline = ContinuousClock.now + .seconds(seconds)
-        // When: compaction every ~1 s to half the current size.
-        while ContinuousClock.now < deadline {
+        // When: compaction every ~1 s to half the current size, at least 5 times: on a loaded
+        // machine (the suite in parallel) a round takes longer, and the last ones may come after
+        // the workers stopped (they still find entries to evict), bounded at five times the run.
+        let lastStart = ContinuousClock.now + .seconds(5 * seconds)
+        while ContinuousClock.now < deadline || (rounds < 5 && ContinuousClock.now < lastStart) {
             Thread.sleep(forTimeInterval: 1)
             var options = CompactionOptions()
             options.maxSize = .bytes(max(1, allocatedBytes(under: dir.cache) - 1))

@@ -33,15 +33,16 @@ struct ProxyCacheStatusTests {
         #expect(
             miss.header("Cache-Status")?.hasPrefix("urlcache;fwd=uri-miss;fwd-status=200;ttl=") == true,
             "\(miss.headers)")
-        #expect(
-            miss.header("Cache-Status")?.hasSuffix(";stored") == true
-                // 600 s less the miss's own duration (seconds on a loaded machine).
-                && (590...600).contains(Self.ttl(miss.header("Cache-Status")) ?? 0))
+        // 600 s less the miss's own duration: seconds, and more when the whole suite runs in
+        // parallel on two cores.
+        let missTTL = Self.ttl(miss.header("Cache-Status")) ?? 0
+        #expect(miss.header("Cache-Status")?.hasSuffix(";stored") == true && (540...600).contains(missTTL))
         #expect(miss.header("X-Cache-Status") == nil)
         fixture.clock.advance(seconds: 100)
         let hit = try await fixture.send("GET", "/r") // answered on the event loop
         #expect(hit.header("Cache-Status")?.hasPrefix("urlcache;hit;ttl=") == true, "\(hit.headers)")
-        #expect((490...500).contains(Self.ttl(hit.header("Cache-Status")) ?? 0))
+        // 100 s of the test clock less, and the real time the hit itself took.
+        #expect(((missTTL - 160)...(missTTL - 100)).contains(Self.ttl(hit.header("Cache-Status")) ?? 0))
         fixture.clock.advance(seconds: 600)
         let revalidated = try await fixture.send("GET", "/r")
         #expect(revalidated.text == "body")

@@ -51,6 +51,7 @@ final class RawConnection: @unchecked Sendable {
             var offset = 0
             while offset < bytes.count {
                 let n = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue } // a signal (SIGCHLD of another test's child)
                 guard n > 0 else { throw RawConnectionError(description: "write: errno \(errno)") }
                 offset += n
             }
@@ -132,7 +133,9 @@ final class RawConnection: @unchecked Sendable {
 
     private func fill() throws -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = read(fd, &buffer, buffer.count)
+        var n: Int
+        // EINTR: a signal arrived (the SIGCHLD of another test's child, in a parallel run); read again.
+        repeat { n = read(fd, &buffer, buffer.count) } while n < 0 && errno == EINTR
         if n < 0 { throw RawConnectionError(description: "read: errno \(errno)") }
         if n == 0 { return false }
         pending += buffer[0..<n]

@@ -20,7 +20,14 @@ extension Reliability {
             let rewritePoints = ["copied", "published", "switched", "none", "copied", "published", "switched"]
             var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0, rewriterDeaths = 0
             let rounds = Self.rounds
-            for round in 0..<rounds {
+            // A kill at 5–200 ms only finds a process at its kill point if it got there first: on a
+            // loaded machine (the suite in parallel on two cores) processes start later, so fewer
+            // rounds end at a kill point. The loop runs on until both kill points were reached in
+            // a fair share of rounds, up to three times the rounds, instead of failing for load.
+            let fairShare = rounds / 8 + 1
+            var round = 0
+            while round < rounds || ((pointDeaths < fairShare || rewriterDeaths < fairShare) && round < 3 * rounds) {
+                defer { round += 1 }
                 // Given: writer A (killed at random), writer B dying at a kill point, a reader,
                 // and from the second half on a compactor (no size target: ACKed ⇒ present).
                 let point = points[round % points.count]
@@ -77,10 +84,12 @@ extension Reliability {
             }
             #expect(acknowledged > rounds, "the writers made progress")
             #expect(
-                pointDeaths > rounds / 8, "writer B died at its kill point in a fair share of rounds (\(pointDeaths))")
+                pointDeaths >= fairShare,
+                "writer B died at its kill point in a fair share of \(round) rounds (\(pointDeaths))")
             #expect(
-                rewriterDeaths > rounds / 8,
-                "the rewriter died at a kill point of the switch in a fair share of rounds (\(rewriterDeaths))")
+                rewriterDeaths >= fairShare,
+                "the rewriter died at a kill point of the switch in a fair share of \(round) rounds (\(rewriterDeaths))"
+            )
 
             // Stale reader slots: a new open reclaims every slot of a dead process.
             #expect(try Child.run(["get", dir, "nothing"]).status == 4)
@@ -104,7 +113,7 @@ extension Reliability {
             let verify = try Child.run(["verify", dir, ackFile])
             #expect(verify.status == 0, "after compaction (seed \(seed)): \(verify.err)")
             print(
-                "T3: rounds=\(rounds) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) rewriterDeaths=\(rewriterDeaths) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0"
+                "T3: rounds=\(round) kills=\(kills) killPointDeaths=\(pointDeaths) compactorRounds=\(compactorRounds) rewriterDeaths=\(rewriterDeaths) acknowledged=\(acknowledged) keysVerified=\(verifiedKeys) orphansBefore=\(before.orphanFiles) tempsBefore=\(before.tempFiles) removedByOneCompaction=\(report.orphanFiles + report.tempFiles) failures=0"
             )
         }
     }

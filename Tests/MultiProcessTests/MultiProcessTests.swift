@@ -121,7 +121,7 @@ struct MultiProcessTests {
         let hit = try store.record(for: Array("k".utf8))
         // Then: the hit is served while the lock is still held and the store still waits.
         #expect(hit?.body == Array(repeating: 42, count: 20_000))
-        #expect(holder.process.isRunning, "the lock holder still holds the lock")
+        #expect(holder.isRunning, "the lock holder still holds the lock")
         #expect(storeDone.withLock { $0 } == false, "the store is still waiting for the write lock")
         #expect(holder.finish().status == 0)
         while !storeDone.withLock({ $0 }) { usleep(10_000) }

@@ -66,7 +66,7 @@ extension Reliability {
                     if name == "writerB" && result.status == 77 { pointDeaths += 1 }
                     if name == "rewriter" && result.status == 77 { rewriterDeaths += 1 }
                     // A kill -9 ends with a signal; anything else must be a clean exit or 77.
-                    let signalled = child.process.terminationReason == .uncaughtSignal
+                    let signalled = child.wasSignalled
                     #expect(
                         signalled || result.status == 0 || result.status == 77,
                         "round \(round) \(name) (seed \(seed)): status \(result.status) \(result.err)")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Test support: a real child process (the CacheWorker helper, urlcache, or any program) with
 /// stdin, stdout and stderr pipes. Every multi-process test target spawns children through this
@@ -14,10 +15,14 @@ public final class ChildProcess: @unchecked Sendable {
     public static let defaultDeadline: TimeInterval =
         ProcessInfo.processInfo.environment["SUC_SOAK"] == "1" ? 3600 : 300
 
-    public let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    /// The child's process id.
+    public let pid: pid_t
+    /// The parent's ends of the child's stdin, stdout and stderr pipes.
+    private var input: Int32
+    private let output: Int32
+    private let errors: Int32
+    /// The raw wait status once the child has been reaped.
+    private let reaped = Mutex<Int32?>(nil)
     /// Stdout already read by `waitForLine`, handed back by `finish`.
     private var buffered = ""
 
@@ -33,14 +38,55 @@ public final class ChildProcess: @unchecked Sendable {
     /// The CacheWorker helper's path.
     public static var worker: String { builtExecutable("CacheWorker").path }
 
-    /// Starts `program` with `arguments`.
+    /// Starts `program` with `arguments`, with glibc's `posix_spawn`, not Foundation's `Process`:
+    /// in a parallel run on two cores, `Process.run` crashed while starting a child, and the
+    /// backtrace of the crash held every other test that started a process for five minutes.
+    /// The child gets the test's environment, default signal handling (the tests ignore
+    /// SIGPIPE), no signal mask and no file descriptor of the test process but its three pipes.
     public init(_ program: URL, _ arguments: [String]) throws {
-        process.executableURL = program
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        var pipes: [[Int32]] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [-1, -1]
+            // Close-on-exec at once (Swift's Glibc has no pipe2); the child's closefrom covers
+            // another thread spawning in between.
+            guard pipe(&ends) == 0, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0
+            else {
+                let error = errno
+                for pair in pipes { pair.forEach { _ = close($0) } }
+                throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)
+            }
+            pipes.append(ends)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
+        posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
+        Self.closeFrom(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t(), empty = sigset_t()
+        sigfillset(&defaults)
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let argv = ([program.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, program.path, &actions, &attributes, argv, environ)
+        // The child's ends are its own now (or nobody's, when the spawn failed).
+        for fd in [pipes[0][0], pipes[1][1], pipes[2][1]] { close(fd) }
+        guard rc == 0 else {
+            for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { close(fd) }
+            throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO)
+        }
+        pid = child
+        input = pipes[0][1]
+        output = pipes[1][0]
+        errors = pipes[2][0]
     }
 
     /// Starts the program at `program` (a path) with `arguments`.
@@ -53,20 +99,69 @@ public final class ChildProcess: @unchecked Sendable {
         try self.init(ChildProcess.builtExecutable("CacheWorker"), arguments)
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    deinit {
+        for fd in [input, output, errors] where fd >= 0 { close(fd) }
+        _ = waitStatus(blocking: false) // no zombie left when a test drops a finished child
+    }
 
-    public func kill9() { kill(process.processIdentifier, SIGKILL) }
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Swift's Glibc module
+    /// does not declare: without it the child would inherit the test process's descriptors
+    /// that lack close-on-exec.
+    private static func closeFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        else { return }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, lowest)
+    }
+
+    /// The raw wait status once the child has ended (reaping it then), nil while it runs.
+    @discardableResult
+    private func waitStatus(blocking: Bool) -> Int32? {
+        reaped.withLock { reaped in
+            if let reaped { return reaped }
+            var status: Int32 = 0
+            while true {
+                let rc = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+                if rc == pid { break }
+                if rc < 0 && errno == EINTR { continue }
+                return nil // still running (or not ours to wait for)
+            }
+            reaped = status
+            return status
+        }
+    }
+
+    /// Whether the child is still running.
+    public var isRunning: Bool { waitStatus(blocking: false) == nil }
+
+    /// Whether the child ended by a signal (a kill -9, a crash), once it has ended.
+    public var wasSignalled: Bool {
+        guard let status = waitStatus(blocking: false) else { return false }
+        return status & 0x7F != 0 && status & 0x7F != 0x7F
+    }
+
+    public func kill9() { kill(pid, SIGKILL) }
 
     /// Writes one line to the child's stdin.
-    public func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    public func send(_ line: String) {
+        var bytes = Array((line + "\n").utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return } // the child is gone
+            bytes = bytes.dropFirst(n)
+        }
+    }
 
     /// Reads stdout until a line equal to `marker` (false at end of file).
     public func waitForLine(_ marker: String) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             if buffered.split(separator: "\n").contains(where: { $0 == marker }) { return true }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return false }
-            buffered += String(decoding: chunk, as: UTF8.self)
+            let n = read(output, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            buffered += String(decoding: buffer[0..<n], as: UTF8.self)
         }
     }
 
@@ -74,13 +169,17 @@ public final class ChildProcess: @unchecked Sendable {
     /// still running after `deadline` seconds is killed (its status then says signal 9), and
     /// reading stops there too: a grandchild that inherited the pipes (swift-backtrace after a
     /// crash, a sanitizer's symbolizer) cannot keep the test waiting for an end of file.
+    /// The status is the exit code, or the signal's number when a signal ended the child.
     public func finish(deadline: TimeInterval = ChildProcess.defaultDeadline) -> Outcome {
-        try? input.fileHandleForWriting.close()
+        if input >= 0 {
+            close(input)
+            input = -1
+        }
         let end = Date().addingTimeInterval(deadline)
         var out = Data(), err = Data()
         var fds = [
-            pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
         ]
         var buffer = [UInt8](repeating: 0, count: 65536)
         var killed = false
@@ -88,7 +187,7 @@ public final class ChildProcess: @unchecked Sendable {
         while fds.contains(where: { $0.fd >= 0 }) {
             // The child is gone but something it started still holds the pipes: what the child
             // wrote arrives within moments, so stop after a short grace.
-            if exitedAt == nil && !process.isRunning { exitedAt = Date() }
+            if exitedAt == nil && !isRunning { exitedAt = Date() }
             if let exitedAt, Date().timeIntervalSince(exitedAt) > 3 { break }
             let left = end.timeIntervalSinceNow
             if left <= 0 {
@@ -111,9 +210,10 @@ public final class ChildProcess: @unchecked Sendable {
                 }
             }
         }
-        process.waitUntilExit()
+        let status = waitStatus(blocking: true) ?? 0
+        let signal = status & 0x7F
         return (
-            process.terminationStatus, buffered + String(decoding: out, as: UTF8.self),
+            signal == 0 ? (status >> 8) & 0xFF : signal, buffered + String(decoding: out, as: UTF8.self),
             String(decoding: err, as: UTF8.self)
         )
     }

@@ -208,6 +208,7 @@ if !coreOnly {
             dependencies: [
                 "SharedURLCache",
                 "HTTPCacheSemantics",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ] + networking
         ),
         // `urlcache proxy`: an HTTP/1.1 reverse (or forward) proxy on SwiftNIO in front of
@@ -235,7 +236,10 @@ if !coreOnly {
         ),
         .testTarget(
             name: "SharedURLCacheAsyncHTTPClientTests",
-            dependencies: ["SharedURLCacheAsyncHTTPClient", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess"] + networking
+            dependencies: [
+                "SharedURLCacheAsyncHTTPClient", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ] + networking
         ),
         .testTarget(
             name: "SharedURLCacheFoundationTests",

@@ -40,7 +40,7 @@ struct ProxyForwarder: Sendable {
     let client: CachingHTTPClient
     let mode: ProxyConfiguration.Mode
     let upstreamTimeout: TimeAmount
-    /// Counts every answer when the proxy serves `/metrics`.
+    /// Counts the answers the proxy makes itself and its purges, when it serves `/metrics`.
     let metrics: ProxyMetrics?
     /// Who may `PURGE`; nil forwards `PURGE` like any method.
     let purge: PurgeAccess?
@@ -55,7 +55,8 @@ struct ProxyForwarder: Sendable {
             return await purgeAnswer(head, access: purge, fromLoopback: fromLoopback)
         }
         let answer = await uncountedAnswer(head, body: body)
-        metrics?.record(answer.cacheStatusMember)
+        // The caching client counted its own answers; these are the proxy's.
+        if answer.cacheStatusMember == nil { metrics?.recordGenerated() }
         return answer
     }
 
@@ -133,7 +134,6 @@ struct ProxyForwarder: Sendable {
         let answer = ProxyAnswer(
             status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
             cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember, isStored: true)
-        metrics?.record(answer.cacheStatusMember)
         return (answer, stored.body)
     }
 

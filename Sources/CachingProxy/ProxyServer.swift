@@ -101,17 +101,19 @@ public final class ProxyServer: Sendable {
             ), connectTimeout: configuration.connectTimeout)
         clientConfiguration.httpVersion = .automatic
         let httpClient = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
+        // Answers are counted into a registry of the proxy's own when it serves /metrics (a
+        // library never bootstraps the process-wide MetricsSystem).
+        let registry = configuration.metricsAddress.map { _ in PrometheusCollectorRegistry() }
+        var clientSettings = configuration.client
+        if let registry { clientSettings.metricsFactory = PrometheusMetricsFactory(registry: registry) }
         let client: CachingHTTPClient
         do {
-            client = try CachingHTTPClient(cache: cache, httpClient: httpClient, configuration: configuration.client)
+            client = try CachingHTTPClient(cache: cache, httpClient: httpClient, configuration: clientSettings)
         } catch {
             try? await httpClient.shutdown()
             try? await group.shutdownGracefully()
             throw error
         }
-        // Answers are counted only when they are served (a registry of the proxy's own, never
-        // the process-wide MetricsSystem a library must not bootstrap).
-        let registry = configuration.metricsAddress.map { _ in PrometheusCollectorRegistry() }
         let forwarder = ProxyForwarder(
             client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
             metrics: registry.map { ProxyMetrics(factory: PrometheusMetricsFactory(registry: $0)) },

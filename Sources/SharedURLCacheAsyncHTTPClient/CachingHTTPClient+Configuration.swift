@@ -1,3 +1,4 @@
+import CoreMetrics
 import HTTPCacheSemantics
 import SharedURLCache
 
@@ -47,6 +48,10 @@ extension CachingHTTPClient {
         /// the `willCacheResponse` hook, background revalidation and the clock. Its
         /// `policy.mode` is replaced by ``mode``.
         public var caching: HTTPCachingConfiguration
+        /// Where the client's counters go (`urlcache_responses_total{cache="hit"}` and the rest:
+        /// every answer by its `Cache-Status`); `nil` (the default) uses the factory the
+        /// application bootstrapped, `MetricsSystem.factory`.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// Creates a configuration.
         /// - Parameters:

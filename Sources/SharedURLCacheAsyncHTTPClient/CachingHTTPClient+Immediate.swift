@@ -43,6 +43,7 @@ extension CachingHTTPClient {
         guard request.method == .get || request.method == .head, let answer = flow.storedResponse(for: request)
         else { return nil }
         let (status, headers) = Self.head(of: answer.response)
+        metrics.record(answer.cacheStatusMember)
         return ImmediateResponse(
             status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
             cacheStatusMember: answer.cacheStatusMember)

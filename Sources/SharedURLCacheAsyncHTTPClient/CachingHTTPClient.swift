@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Foundation
 import HTTPCacheSemantics
 import HTTPTypes
@@ -46,6 +47,8 @@ public final class CachingHTTPClient: Sendable {
     /// The caching and origin settings the client was made with.
     public let configuration: Configuration
     private let collapser = RequestCollapser()
+    /// Every answer counted by its `Cache-Status` member (``Configuration/metricsFactory``).
+    let metrics: CacheStatusMetrics
 
     /// The cache the client reads and stores in (already in the client's partition).
     public var cache: SharedCache { flow.cache }
@@ -94,6 +97,7 @@ public final class CachingHTTPClient: Sendable {
         self.httpClient = httpClient
         self.configuration = configuration
         self.flow = HTTPCachingFlow(cache: cache, configuration: configuration.flowConfiguration)
+        self.metrics = CacheStatusMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
     }
 
     // MARK: Executing
@@ -131,9 +135,11 @@ public final class CachingHTTPClient: Sendable {
         if (head.method == .get || head.method == .head) && request.body != nil {
             // A GET body has no defined meaning (RFC 9110 §9.3.1) and is not part of the key.
             let response = try await httpClient.execute(request, deadline: deadline)
+            let member = CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code))
+            metrics.record(member)
             return CachingHTTPClientResponse(
                 status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
-                cacheStatusMember: CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code)))
+                cacheStatusMember: member)
         }
         let fetch = originFetch(deadline: deadline, body: request.body)
         let flow = self.flow
@@ -159,6 +165,7 @@ public final class CachingHTTPClient: Sendable {
                 answer = try await flow.streamingResponse(
                     for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
+            metrics.record(answer.cacheStatusMember)
             return Self.response(from: answer)
         }
     }

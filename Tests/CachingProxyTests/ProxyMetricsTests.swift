@@ -32,11 +32,11 @@ struct ProxyMetricsTests {
         #expect(scraped.status == 200)
         #expect(scraped.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = scraped.text
-        #expect(Self.sample(text, #"urlcache_proxy_responses_total{cache="hit"}"#) == 1, "\(text)")
-        #expect(Self.sample(text, #"urlcache_proxy_responses_total{cache="uri-miss"}"#) == 2)
-        #expect(Self.sample(text, #"urlcache_proxy_responses_total{cache="stale"}"#) == 0)
-        #expect(Self.sample(text, "urlcache_proxy_stored_total") == 1)
-        #expect(Self.sample(text, #"urlcache_proxy_not_stored_total{reason="private"}"#) == 1)
+        #expect(Self.sample(text, #"urlcache_responses_total{cache="hit"}"#) == 1, "\(text)")
+        #expect(Self.sample(text, #"urlcache_responses_total{cache="uri-miss"}"#) == 2)
+        #expect(Self.sample(text, #"urlcache_responses_total{cache="stale"}"#) == 0)
+        #expect(Self.sample(text, "urlcache_stored_responses_total") == 1)
+        #expect(Self.sample(text, #"urlcache_not_stored_total{reason="private"}"#) == 1)
         // The directory's part, as `urlcache stats --prometheus` prints it, from the index.
         let directory = #"{directory="\#(fixture.directory.root)"}"#
         #expect(Self.sample(text, "urlcache_stores_total" + directory) == 1, "\(text)")
@@ -45,8 +45,12 @@ struct ProxyMetricsTests {
         // Counters only grow; other paths are not metrics.
         #expect(try await fixture.send("GET", "/shared").status == 200)
         let again = try await metrics.exchange("GET", "/metrics?x=1").text
-        #expect(Self.sample(again, #"urlcache_proxy_responses_total{cache="hit"}"#) == 2)
+        #expect(Self.sample(again, #"urlcache_responses_total{cache="hit"}"#) == 2)
         #expect(try await metrics.exchange("GET", "/other").status == 404)
+        // An answer the proxy makes itself (a target it cannot forward) has no Cache-Status.
+        #expect(try await fixture.send("GET", "*").status == 400)
+        let generated = try await metrics.exchange("GET", "/metrics").text
+        #expect(Self.sample(generated, "urlcache_proxy_generated_responses_total") == 1, "\(generated)")
         try await fixture.stop()
     }
 

@@ -1,0 +1,57 @@
+import AsyncHTTPClient
+import Foundation
+import LoopbackOrigin
+import MetricsTestKit
+import SharedURLCache
+import SharedURLCacheAsyncHTTPClient
+import Testing
+import TestProcess
+
+/// Issue 20 item 3: CachingHTTPClient counts its answers through swift-metrics, by the
+/// `Cache-Status` member the caller gets.
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
+struct AsyncHTTPClientMetricsTests {
+    @Test("a miss, a hit, an uncacheable answer and an immediate hit are counted into the configured factory")
+    func countsAnswers() async throws {
+        let root = AHCTest.makeDirectory("suc-ahc-metrics")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let origin = try LoopbackOrigin { request, _ in
+            request.target == "/private"
+                ? .init(headers: [("Cache-Control", "private, max-age=60")], body: "mine")
+                : .init(headers: [("Cache-Control", "max-age=600")], body: "shared")
+        }
+        defer { origin.stop() }
+        let metrics = TestMetrics()
+        var configuration = CachingHTTPClient.Configuration()
+        configuration.metricsFactory = metrics
+        // A request right after a leader's answer can still join its flight (`collapsed`, reused):
+        // counted correctly, but not the hit this test counts on.
+        configuration.collapsesRequests = false
+        let client = try CachingHTTPClient(
+            cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient, configuration: configuration)
+
+        let miss = try await AHCTest.get(client, origin.url + "/shared")
+        #expect(miss.text == "shared" && miss.response.cacheStatusMember.stored)
+        // The entry is committed once its body has been read; a nil immediate answer counts nothing.
+        var immediate: CachingHTTPClient.ImmediateResponse?
+        for _ in 0..<250 where immediate == nil {
+            immediate = client.immediateResponse(for: HTTPClientRequest(url: origin.url + "/shared"))
+            if immediate == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(immediate?.cacheStatusMember.hit == true)
+        let hit = try await AHCTest.get(client, origin.url + "/shared")
+        #expect(hit.response.cacheStatusMember.hit, "\(hit.response.cacheStatusMember)")
+        let mine = try await AHCTest.get(client, origin.url + "/private") // not stored: private
+        #expect(mine.response.cacheStatusMember.detail == "private")
+
+        func total(_ label: String, _ dimensions: [(String, String)] = []) throws -> Int64 {
+            try metrics.expectCounter(label, dimensions).totalValue
+        }
+        #expect(try total("urlcache_responses_total", [("cache", "hit")]) == 2)
+        #expect(try total("urlcache_responses_total", [("cache", "uri-miss")]) == 2)
+        #expect(try total("urlcache_responses_total", [("cache", "stale")]) == 0)
+        #expect(try total("urlcache_stored_responses_total") == 1)
+        #expect(try total("urlcache_not_stored_total", [("reason", "private")]) == 1)
+        #expect(try total("urlcache_collapsed_total", [("reused", "true")]) == 0)
+    }
+}

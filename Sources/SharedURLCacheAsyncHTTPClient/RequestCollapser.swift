@@ -37,10 +37,20 @@ final class RequestCollapser: Sendable {
         case wildcard
     }
 
+    /// One leader's flight.
+    private struct Flight {
+        /// Tells this flight from a later one on the same key.
+        var id: UInt64
+        /// The tasks waiting for the leader (resumed with why it went forward).
+        var waiters: [CheckedContinuation<CacheStatusMember.Forward?, Never>] = []
+        /// Once the leader has its answer: what it stores, and why it went forward.
+        var answered: (settlement: StoreSettlement, forward: CacheStatusMember.Forward?)?
+    }
+
     private struct State: ~Copyable {
-        /// Keys with a leader in flight, and the tasks waiting for it (resumed with why the
-        /// leader went forward).
-        var flights: [String: [CheckedContinuation<CacheStatusMember.Forward?, Never>]] = [:]
+        /// Keys with a leader in flight.
+        var flights: [String: Flight] = [:]
+        var nextFlight: UInt64 = 0
         /// URL → the `Vary` its last response carried (absent: none).
         var vary: [String: VaryHint] = [:]
     }
@@ -50,7 +60,7 @@ final class RequestCollapser: Sendable {
     private let state = Mutex(State())
 
     enum Role {
-        case leader
+        case leader(flight: UInt64)
         case follower(leaderForward: CacheStatusMember.Forward?)
     }
 
@@ -88,12 +98,13 @@ final class RequestCollapser: Sendable {
         guard var key = key(url: url, request: request) else { return (try await body(), nil) }
         var followed: Followed?
         for _ in 0..<2 {
-            guard case .follower(let leaderForward) = await waitOrLead(key) else {
+            switch await waitOrLead(key) {
+            case .leader(let id):
                 let answer: T
                 do {
                     answer = try await body()
                 } catch {
-                    finish(key, leaderForward: nil)
+                    finish(key, id: id, leaderForward: nil)
                     throw error
                 }
                 remember(url: url, learn(answer))
@@ -101,16 +112,22 @@ final class RequestCollapser: Sendable {
                 let flight = key
                 let reason = forward(answer)
                 if settlement.isSettled { // a hit, or nothing to store: no task to wait for it
-                    finish(flight, leaderForward: reason)
+                    finish(flight, id: id, leaderForward: reason)
                     return (answer, followed)
+                }
+                // Between the commit and the task below, a new request finds the flight over
+                // (waitOrLead) instead of following a leader whose answer is already stored.
+                state.withLock { state in
+                    if state.flights[flight]?.id == id { state.flights[flight]?.answered = (settlement, reason) }
                 }
                 Task { [self] in
                     await settlement.wait()
-                    finish(flight, leaderForward: reason)
+                    finish(flight, id: id, leaderForward: reason)
                 }
                 return (answer, followed)
+            case .follower(let leaderForward):
+                followed = Followed(leaderForward: leaderForward)
             }
-            followed = Followed(leaderForward: leaderForward)
             guard let next = self.key(url: url, request: request), next != key else { break }
             key = next
         }
@@ -119,17 +136,25 @@ final class RequestCollapser: Sendable {
 
     /// Becomes the leader of `key`, or waits until its leader finishes.
     private func waitOrLead(_ key: String) async -> Role {
-        let led = state.withLock { state -> Bool in
-            guard state.flights[key] == nil else { return false }
-            state.flights[key] = []
-            return true
+        let (led, over) = state.withLock { state -> (UInt64?, Flight?) in
+            var over: Flight?
+            if let flight = state.flights[key] {
+                // A flight whose leader's store has settled is over; only the task that ends it
+                // has not run yet.
+                guard let answered = flight.answered, answered.settlement.isSettled else { return (nil, nil) }
+                over = flight
+            }
+            state.nextFlight += 1
+            state.flights[key] = Flight(id: state.nextFlight)
+            return (state.nextFlight, over)
         }
-        if led { return .leader }
+        if let over { for waiter in over.waiters { waiter.resume(returning: over.answered?.forward) } }
+        if let led { return .leader(flight: led) }
         let leaderForward = await withCheckedContinuation {
             (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
             let queued = state.withLock { state -> Bool in
                 guard state.flights[key] != nil else { return false }
-                state.flights[key]!.append(continuation)
+                state.flights[key]!.waiters.append(continuation)
                 return true
             }
             if !queued { continuation.resume(returning: nil) } // the leader finished meanwhile
@@ -137,9 +162,13 @@ final class RequestCollapser: Sendable {
         return .follower(leaderForward: leaderForward)
     }
 
-    /// Ends `key`'s flight and wakes its followers (also when the leader threw or was cancelled).
-    private func finish(_ key: String, leaderForward: CacheStatusMember.Forward?) {
-        let waiters = state.withLock { $0.flights.removeValue(forKey: key) } ?? []
+    /// Ends flight `id` of `key` and wakes its followers (also when the leader threw or was
+    /// cancelled); a later flight on the key is left alone.
+    private func finish(_ key: String, id: UInt64, leaderForward: CacheStatusMember.Forward?) {
+        let waiters = state.withLock { state -> [CheckedContinuation<CacheStatusMember.Forward?, Never>] in
+            guard state.flights[key]?.id == id else { return [] }
+            return state.flights.removeValue(forKey: key)?.waiters ?? []
+        }
         for waiter in waiters { waiter.resume(returning: leaderForward) }
     }
 

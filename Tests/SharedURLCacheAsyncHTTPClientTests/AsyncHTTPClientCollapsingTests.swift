@@ -90,4 +90,26 @@ final class AsyncHTTPClientCollapsingTests {
         _ = try await concurrently(client, Array(repeating: (path: "/slow", headers: []), count: 4))
         #expect(origin.requestCount >= 2)
     }
+
+    /// The leader's flight ends in a task once its store settles; a request arriving before that
+    /// task runs must not follow a flight that is over (it used to: `fwd=uri-miss;collapsed`).
+    @Test("a request after the leader's answer is stored is a plain hit, not collapsed, every time")
+    func afterTheStoreSettledNoFollowing() async throws {
+        let client = CachingHTTPClient(cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient)
+        for round in 0..<5 {
+            let url = origin.url + "/settled-\(round)"
+            let miss = try await AHCTest.get(client, url)
+            #expect(miss.response.cacheStatusMember.stored)
+            var stored = false
+            for _ in 0..<250 where !stored {
+                stored = client.immediateResponse(for: HTTPClientRequest(url: url)) != nil
+                if !stored { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            let hit = try await AHCTest.get(client, url)
+            #expect(
+                hit.response.cacheStatusMember.hit && hit.response.cacheStatusMember.collapsed == nil,
+                "round \(round): \(hit.response.cacheStatusMember)")
+        }
+        #expect(origin.requestCount == 5)
+    }
 }

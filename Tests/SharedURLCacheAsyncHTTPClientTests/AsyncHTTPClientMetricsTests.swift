@@ -24,9 +24,6 @@ struct AsyncHTTPClientMetricsTests {
         let metrics = TestMetrics()
         var configuration = CachingHTTPClient.Configuration()
         configuration.metricsFactory = metrics
-        // A request right after a leader's answer can still join its flight (`collapsed`, reused):
-        // counted correctly, but not the hit this test counts on.
-        configuration.collapsesRequests = false
         let client = try CachingHTTPClient(
             cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient, configuration: configuration)
 

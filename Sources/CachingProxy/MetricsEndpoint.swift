@@ -5,9 +5,9 @@ import NIOPosix
 import Prometheus
 
 /// `GET /metrics` on a listener of its own (loopback by default), in Prometheus' text format:
-/// the proxy's answer counters (``ProxyMetrics``, kept in `registry`), then the directory's
-/// counters and sizes as `urlcache stats --prometheus` prints them (read from the index at each
-/// scrape: no walk over the records). Every other request gets 404.
+/// the counters in `registry` (the caching client's answers and the proxy's own, ``ProxyMetrics``),
+/// then the directory's counters and sizes as `urlcache stats --prometheus` prints them (read
+/// from the index at each scrape: no walk over the records). Every other request gets 404.
 enum MetricsEndpoint {
     /// Text exposition format 0.0.4, what Prometheus and node_exporter read.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"

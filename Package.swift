@@ -29,7 +29,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
@@ -191,6 +190,9 @@ if !coreOnly {
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // CachingHTTPClient's counters (swift-prometheus, which the core's `stats --prometheus`
+        // uses, brings it too).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ]
     // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`).
     package.targets.first { $0.name == "urlcache" }?.dependencies.append("CachingProxy")

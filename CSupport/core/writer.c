@@ -400,9 +400,6 @@ static int probe_compressible(suc_cache *c, const uint8_t *body) {
  * holds no zlib stream), or the raw bytes when the stream would be no smaller than the body:
  * reads then skip inflate, and the file is not larger than the body. */
 static int writer_put_whole(suc_writer *w, const uint8_t *body, size_t len, int compress, suc_error *err) {
-    if (len > w->c->opts.max_body_bytes)
-        return suc_fail(err, SUC_ETOOLARGE, "suc_put", 0, 0, "body exceeds the limit of %llu bytes",
-                        (unsigned long long)w->c->opts.max_body_bytes);
     int rc = buf_reserve(w, len, err);
     if (rc) return rc;
     size_t stored = 0;
@@ -423,6 +420,10 @@ static int writer_put_whole(suc_writer *w, const uint8_t *body, size_t len, int 
 int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err) {
     if (body_len && !body) return suc_fail(err, SUC_EINVAL, "suc_put", 0, 0, "NULL body with a length");
+    /* Before any work: a body over the limit is refused whole, whichever path would store it. */
+    if (body_len > c->opts.max_body_bytes)
+        return suc_fail(err, SUC_ETOOLARGE, "suc_put", 0, 0, "body exceeds the limit of %llu bytes",
+                        (unsigned long long)c->opts.max_body_bytes);
     uint32_t flags = p ? p->flags : 0;
     if (body_len == 0) flags |= SUC_PUT_RAW; /* nothing to compress */
     /* A large body that does not compress (media, archives) is stored raw without a full pass. */

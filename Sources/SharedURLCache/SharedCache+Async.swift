@@ -22,8 +22,7 @@ extension SharedCache {
 
     /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.
     public func removeCachedResponse(for request: URLRequest) async {
-        guard let lookup = engine.lookupKey(for: request) else { return }
-        _ = await offloaded { self.engine.remove(key: lookup.key) }
+        _ = await purgeCachedResponses(for: request)
     }
 
     /// Removes every variant stored for `request` and says how many entries the directory had

@@ -37,20 +37,10 @@ final class RequestCollapser: Sendable {
         case wildcard
     }
 
-    /// One leader's flight.
-    private struct Flight {
-        /// Tells this flight from a later one on the same key.
-        var id: UInt64
-        /// The tasks waiting for the leader (resumed with why it went forward).
-        var waiters: [CheckedContinuation<CacheStatusMember.Forward?, Never>] = []
-        /// Once the leader has its answer: what it stores, and why it went forward.
-        var answered: (settlement: StoreSettlement, forward: CacheStatusMember.Forward?)?
-    }
-
     private struct State: ~Copyable {
-        /// Keys with a leader in flight.
-        var flights: [String: Flight] = [:]
-        var nextFlight: UInt64 = 0
+        /// Keys with a leader in flight, and the tasks waiting for it (resumed with why the
+        /// leader went forward).
+        var flights: [String: [CheckedContinuation<CacheStatusMember.Forward?, Never>]] = [:]
         /// URL → the `Vary` its last response carried (absent: none).
         var vary: [String: VaryHint] = [:]
     }
@@ -60,7 +50,7 @@ final class RequestCollapser: Sendable {
     private let state = Mutex(State())
 
     enum Role {
-        case leader(flight: UInt64)
+        case leader
         case follower(leaderForward: CacheStatusMember.Forward?)
     }
 
@@ -99,31 +89,22 @@ final class RequestCollapser: Sendable {
         var followed: Followed?
         for _ in 0..<2 {
             switch await waitOrLead(key) {
-            case .leader(let id):
+            case .leader:
                 let answer: T
                 do {
                     answer = try await body()
                 } catch {
-                    finish(key, id: id, leaderForward: nil)
+                    finish(key, leaderForward: nil)
                     throw error
                 }
                 remember(url: url, learn(answer))
-                let settlement = settled(answer) // only the signal: holding the body would keep it from being dropped
                 let flight = key
                 let reason = forward(answer)
-                if settlement.isSettled { // a hit, or nothing to store: no task to wait for it
-                    finish(flight, id: id, leaderForward: reason)
-                    return (answer, followed)
-                }
-                // Between the commit and the task below, a new request finds the flight over
-                // (waitOrLead) instead of following a leader whose answer is already stored.
-                state.withLock { state in
-                    if state.flights[flight]?.id == id { state.flights[flight]?.answered = (settlement, reason) }
-                }
-                Task { [self] in
-                    await settlement.wait()
-                    finish(flight, id: id, leaderForward: reason)
-                }
+                // Ends the flight right after what the leader stores is committed (at once for a
+                // hit, or when nothing is stored): a request arriving after the commit leads
+                // (and hits) instead of following a finished flight. Only the signal is kept:
+                // holding the body would keep it from being dropped.
+                settled(answer).whenSettled { [self] in finish(flight, leaderForward: reason) }
                 return (answer, followed)
             case .follower(let leaderForward):
                 followed = Followed(leaderForward: leaderForward)
@@ -136,25 +117,17 @@ final class RequestCollapser: Sendable {
 
     /// Becomes the leader of `key`, or waits until its leader finishes.
     private func waitOrLead(_ key: String) async -> Role {
-        let (led, over) = state.withLock { state -> (UInt64?, Flight?) in
-            var over: Flight?
-            if let flight = state.flights[key] {
-                // A flight whose leader's store has settled is over; only the task that ends it
-                // has not run yet.
-                guard let answered = flight.answered, answered.settlement.isSettled else { return (nil, nil) }
-                over = flight
-            }
-            state.nextFlight += 1
-            state.flights[key] = Flight(id: state.nextFlight)
-            return (state.nextFlight, over)
+        let led = state.withLock { state -> Bool in
+            guard state.flights[key] == nil else { return false }
+            state.flights[key] = []
+            return true
         }
-        if let over { for waiter in over.waiters { waiter.resume(returning: over.answered?.forward) } }
-        if let led { return .leader(flight: led) }
+        if led { return .leader }
         let leaderForward = await withCheckedContinuation {
             (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
             let queued = state.withLock { state -> Bool in
                 guard state.flights[key] != nil else { return false }
-                state.flights[key]!.waiters.append(continuation)
+                state.flights[key]!.append(continuation)
                 return true
             }
             if !queued { continuation.resume(returning: nil) } // the leader finished meanwhile
@@ -162,13 +135,9 @@ final class RequestCollapser: Sendable {
         return .follower(leaderForward: leaderForward)
     }
 
-    /// Ends flight `id` of `key` and wakes its followers (also when the leader threw or was
-    /// cancelled); a later flight on the key is left alone.
-    private func finish(_ key: String, id: UInt64, leaderForward: CacheStatusMember.Forward?) {
-        let waiters = state.withLock { state -> [CheckedContinuation<CacheStatusMember.Forward?, Never>] in
-            guard state.flights[key]?.id == id else { return [] }
-            return state.flights.removeValue(forKey: key)?.waiters ?? []
-        }
+    /// Ends `key`'s flight and wakes its followers (also when the leader threw or was cancelled).
+    private func finish(_ key: String, leaderForward: CacheStatusMember.Forward?) {
+        let waiters = state.withLock { $0.flights.removeValue(forKey: key) } ?? []
         for waiter in waiters { waiter.resume(returning: leaderForward) }
     }
 

@@ -104,8 +104,9 @@ public final class ProxyServer: Sendable {
         // Answers are counted into a registry of the proxy's own when it serves /metrics (a
         // library never bootstraps the process-wide MetricsSystem).
         let registry = configuration.metricsAddress.map { _ in PrometheusCollectorRegistry() }
+        let metricsFactory = registry.map { PrometheusMetricsFactory(registry: $0) }
         var clientSettings = configuration.client
-        if let registry { clientSettings.metricsFactory = PrometheusMetricsFactory(registry: registry) }
+        if let metricsFactory { clientSettings.metricsFactory = metricsFactory }
         let client: CachingHTTPClient
         do {
             client = try CachingHTTPClient(cache: cache, httpClient: httpClient, configuration: clientSettings)
@@ -116,7 +117,7 @@ public final class ProxyServer: Sendable {
         }
         let forwarder = ProxyForwarder(
             client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
-            metrics: registry.map { ProxyMetrics(factory: PrometheusMetricsFactory(registry: $0)) },
+            metrics: metricsFactory.map { ProxyMetrics(factory: $0) },
             purge: configuration.purge)
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel

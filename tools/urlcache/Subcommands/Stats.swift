@@ -28,13 +28,9 @@ struct Stats: ParsableCommand {
         guard prometheus else { return format.emit(report) }
         let text = report.prometheusText()
         guard let output else { return print(text, terminator: "") }
-        // A scraper must never read half a file: write beside it, then rename over it.
-        let temporary = output + ".tmp.\(getpid())"
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, output) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
+        // A scraper must never read half a file: Foundation's atomic write goes to a temporary
+        // file beside it and renames it over the old one.
+        do { try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
             throw MaintenanceError.system("cannot write \(output): \(error)")
         }
     }

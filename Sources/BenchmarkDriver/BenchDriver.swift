@@ -14,37 +14,23 @@ package struct BenchDriver: Sendable {
     /// Foundation's URLCache costs O(entries) per call; it runs with at most this many.
     package var foundationEntries: Int
     package var bodyBytes: [Int]
-    package var seconds: Double
-    package var lookupPercent: Int
-    package var zipfExponent: Double
-    package var seed: UInt64
-    /// Threads per process (our store only; see ``BenchWorkload/threads``).
-    package var threads: Int
-    /// Operations per process instead of a duration.
-    package var operations: Int?
-    package var durable: Bool
+    /// What every worker does; its `threads` apply to our store only (the others run one).
+    package var mix: BenchMix
     /// How to start a worker: the executable and the arguments before the workload JSON.
     package var workerCommand: (executable: String, arguments: [String])
 
     package init(
         directory: String, implementations: [BenchImplementationKind], processCounts: [Int], entryCounts: [Int],
-        foundationEntries: Int, bodyBytes: [Int], seconds: Double, lookupPercent: Int, zipfExponent: Double,
-        seed: UInt64, threads: Int = 1, operations: Int? = nil, durable: Bool = false,
+        foundationEntries: Int, bodyBytes: [Int], mix: BenchMix,
         workerCommand: (executable: String, arguments: [String])
     ) {
         self.directory = directory
         self.implementations = implementations
         self.processCounts = processCounts
         self.entryCounts = entryCounts
-        self.threads = threads
-        self.operations = operations
-        self.durable = durable
         self.foundationEntries = foundationEntries
         self.bodyBytes = bodyBytes
-        self.seconds = seconds
-        self.lookupPercent = lookupPercent
-        self.zipfExponent = zipfExponent
-        self.seed = seed
+        self.mix = mix
         self.workerCommand = workerCommand
     }
 
@@ -76,11 +62,11 @@ package struct BenchDriver: Sendable {
     /// million would not measure a 10k-entry cache.
     func workload(_ kind: BenchImplementationKind, size: Int, entries: Int) -> BenchWorkload {
         let entries = kind == .foundation ? min(entries, foundationEntries) : entries
+        var mix = mix
+        if kind != .sharedURLCache { mix.threads = 1 }
         return BenchWorkload(
             implementation: kind, directory: directory + "/" + kind.rawValue + "-\(entries)",
-            entries: entries, bodyBytes: size,
-            seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipfExponent, seed: seed,
-            threads: kind == .sharedURLCache ? threads : 1, operations: operations, durable: durable)
+            entries: entries, bodyBytes: size, mix: mix)
     }
 
     /// Populates, runs every combination, returns the rows (and reports progress as it goes).
@@ -113,7 +99,7 @@ package struct BenchDriver: Sendable {
             var merged = BenchWorkerResult()
             let workers = try (0..<procs).map { index -> (Process, Pipe) in
                 var workload = base
-                workload.seed = seed &+ UInt64(index) &* 0x9E37_79B9
+                workload.mix.seed = mix.seed &+ UInt64(index) &* 0x9E37_79B9
                 return try spawn(workload)
             }
             for (process, pipe) in workers {
@@ -134,7 +120,7 @@ package struct BenchDriver: Sendable {
             ] where count > 0 {
                 rows.append(
                     Row(
-                        bench: name, op: op, size: size, n: base.entries, procs: procs, threads: base.threads,
+                        bench: name, op: op, size: size, n: base.entries, procs: procs, threads: base.mix.threads,
                         ops_s: Double(count) / max(merged.seconds, 0.001),
                         p50_us: histogram.valueAtPercentile(50), p99_us: histogram.valueAtPercentile(99),
                         p999_us: histogram.valueAtPercentile(99.9),

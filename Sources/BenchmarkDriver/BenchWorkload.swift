@@ -9,40 +9,23 @@ package struct BenchWorkload: Sendable, Codable {
     package var directory: String
     package var entries: Int
     package var bodyBytes: Int
-    package var seconds: Double
-    package var lookupPercent: Int
-    package var zipfExponent: Double
-    package var seed: UInt64
-    /// Threads in the process, sharing one open cache (only implementations that allow it;
-    /// the others run one). Concurrent stores share commits: this is how group commit shows.
-    package var threads: Int
-    /// Stop after this many operations (over all threads) instead of after `seconds`.
-    package var operations: Int?
-    /// Durable mode (see ``BenchImplementationKind/open(directory:durable:populating:)``).
-    package var durable: Bool
+    /// How long, what share of lookups, which keys, how many threads (see ``BenchMix``).
+    package var mix: BenchMix
 
     package init(
-        implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int,
-        seconds: Double, lookupPercent: Int, zipfExponent: Double, seed: UInt64,
-        threads: Int = 1, operations: Int? = nil, durable: Bool = false
+        implementation: BenchImplementationKind, directory: String, entries: Int, bodyBytes: Int, mix: BenchMix
     ) {
         self.implementation = implementation
         self.directory = directory
         self.entries = entries
         self.bodyBytes = bodyBytes
-        self.seconds = seconds
-        self.lookupPercent = lookupPercent
-        self.zipfExponent = zipfExponent
-        self.seed = seed
-        self.threads = threads
-        self.operations = operations
-        self.durable = durable
+        self.mix = mix
     }
 
     static func key(_ n: Int, size: Int) -> String { "https://api.example.com/items/\(n)?v=1&size=\(size)" }
 
-    /// JSON-like text, compressible like an API response.
-    static func body(size: Int, variant: UInt64) -> [UInt8] {
+    /// JSON-like text, compressible like an API response; `urlcache bench-ops` stores the same corpus.
+    package static func body(size: Int, variant: UInt64) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(size + 64)
         var n = variant
@@ -119,18 +102,19 @@ extension SplitMix64 {
 }
 
 extension BenchWorkload {
-    /// Runs in a worker process: the measured loop, on `threads` threads sharing one open cache.
+    /// Runs in a worker process: the measured loop, on `mix.threads` threads sharing one open cache.
     package func run() throws -> BenchWorkerResult {
-        let implementation = try self.implementation.open(directory: directory, durable: durable)
-        let keys = ZipfKeys(count: entries, exponent: zipfExponent)
-        let body = Self.body(size: bodyBytes, variant: seed)
-        let threads = implementation.isThreadSafe ? max(threads, 1) : 1
+        let implementation = try self.implementation.open(directory: directory, durable: mix.durable)
+        let keys = ZipfKeys(count: entries, exponent: mix.zipfExponent)
+        let body = Self.body(size: bodyBytes, variant: mix.seed)
+        let threads = implementation.isThreadSafe ? max(mix.threads, 1) : 1
         let clock = ContinuousClock()
         let start = clock.now
-        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        let deadline = start.advanced(by: .milliseconds(Int(mix.seconds * 1000)))
         var result = BenchWorkerResult()
         if threads == 1 {
-            result = loop(implementation, keys: keys, body: body, seed: seed, quota: operations, until: deadline)
+            result = loop(
+                implementation, keys: keys, body: body, seed: mix.seed, quota: mix.operations, until: deadline)
         } else {
             // Plain threads, not concurrentPerform: that runs at most one iteration per core at
             // once, and these loops must all run for the whole time.
@@ -141,8 +125,8 @@ extension BenchWorkload {
             let group = DispatchGroup()
             nonisolated(unsafe) let implementation = implementation // thread-safe: isThreadSafe
             for index in 0..<threads {
-                let quota = operations.map { $0 / threads + (index < $0 % threads ? 1 : 0) }
-                let seed = self.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D
+                let quota = mix.operations.map { $0 / threads + (index < $0 % threads ? 1 : 0) }
+                let seed = mix.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D
                 group.enter()
                 Thread {
                     let mine = self.loop(
@@ -171,7 +155,7 @@ extension BenchWorkload {
         var done = 0
         while quota.map({ done < $0 }) ?? (clock.now < deadline) {
             let key = Self.key(keys.next(random.unit()), size: bodyBytes)
-            let isLookup = Int(random.next() % 100) < lookupPercent
+            let isLookup = Int(random.next() % 100) < mix.lookupPercent
             let t0 = clock.now
             do {
                 if isLookup {

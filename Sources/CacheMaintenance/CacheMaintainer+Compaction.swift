@@ -21,14 +21,11 @@ package struct CompactionOptions: Sendable, Hashable {
     /// Keep at least this much of the file system free (bytes, or a percentage of it): when less is
     /// available, evict the shortfall.
     package var minFree: SizeLimit?
-    /// Orphan body files and temp files younger than this may belong to a store in flight.
-    package var gracePeriod: Duration = .seconds(600)
-    /// Entries per write transaction: a live writer waits at most one batch.
-    package var batchSize = 1000
-    /// Count what would go; change nothing.
-    package var dryRun = false
-    /// Wait for a running compaction instead of failing with `.busy`.
-    package var waitForLock = false
+    /// How the run goes: the grace period of leftovers, entries per write transaction, dry run,
+    /// waiting for a running compaction. Its targets are not read (the plan sets them from the
+    /// marks above), and `waitForLock` is honoured by ``CacheMaintainer/compact(_:now:fileSystem:progress:)``,
+    /// which plans again after the wait, not by the store.
+    package var run = CompactionPolicy()
 
     package init() {}
 }
@@ -176,11 +173,11 @@ extension CacheMaintainer {
         }
         // Other processes keep storing meanwhile, so "after" is the directory now, not before − evicted.
         return CompactionSummary(
-            directory: directory, dryRun: options.dryRun, plan: plan, result: result,
+            directory: directory, dryRun: options.run.dryRun, plan: plan, result: result,
             entriesBefore: before.entries,
-            entriesAfter: options.dryRun ? before.entries - result.evictedEntries : after.entries,
+            entriesAfter: options.run.dryRun ? before.entries - result.evictedEntries : after.entries,
             entryBytesBefore: plan.entryBytes,
-            entryBytesAfter: options.dryRun
+            entryBytesAfter: options.run.dryRun
                 ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
             reasons: reasons,
             evictionsCounter: after.evictions, seconds: seconds,
@@ -188,18 +185,19 @@ extension CacheMaintainer {
     }
 
     /// One planned compaction without waiting; `result == nil` when another one holds the lock
-    /// and `options.waitForLock` asks to wait for it.
+    /// and `options.run.waitForLock` asks to wait for it.
     private func compactOnce(
         _ options: CompactionOptions, now: Date, fileSystem: FileSystemSpace?, progress: ((Int, Int) -> Void)?
     ) throws -> (before: StoreStatistics, plan: CompactionPlan, result: CompactionReport?) {
         let space = try fileSystem ?? FileSystemSpace.of(directory: directory)
         let before = try store.statistics()
         let plan = try CompactionPlan.make(statistics: before, options: options, fileSystem: space, now: now)
-        var policy = CompactionPolicy(targetBytes: plan.targetBytes, unusedBefore: plan.unusedBefore)
+        var policy = options.run
+        policy.targetBytes = plan.targetBytes
+        policy.unusedBefore = plan.unusedBefore
         policy.diskTargetBytes = plan.diskTargetBytes
-        policy.gracePeriod = options.gracePeriod
-        policy.batchSize = options.batchSize
-        policy.dryRun = options.dryRun
+        // Never wait inside the store: `compact` waits and plans again from the sizes as they are then.
+        policy.waitForLock = false
         let outcome: Result<CompactionReport, CacheError>
         do {
             outcome = .success(try store.compact(policy, progress: progress))
@@ -208,7 +206,7 @@ extension CacheMaintainer {
         }
         switch outcome {
         case .success(let report): return (before, plan, report)
-        case .failure(let error) where error.code == .busy && options.waitForLock: return (before, plan, nil)
+        case .failure(let error) where error.code == .busy && options.run.waitForLock: return (before, plan, nil)
         case .failure(let error): throw error
         }
     }

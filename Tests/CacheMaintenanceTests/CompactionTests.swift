@@ -58,7 +58,7 @@ struct CompactionTests {
         #expect(summary.reasons.contains("over-low-water"))
         #expect(summary.result.evictedEntries == count - after.entries)
         #expect(summary.result.evictedEntries > count / 3 && after.entries > count / 5, "down to 90% of half")
-        #expect(summary.result.transactions >= summary.result.evictedEntries / options.batchSize)
+        #expect(summary.result.transactions >= summary.result.evictedEntries / options.run.batchSize)
         #expect(after.evictions == summary.result.evictedEntries, "evictions counted in the directory's counters")
         // Stored last, used last: the newest entries survive, the oldest went.
         #expect(
@@ -154,8 +154,8 @@ struct CompactionTests {
             var options = CompactionOptions()
             options.maxSize = .bytes(max(1, allocatedBytes(under: dir.cache) - 1))
             options.lowWater = .percent(50)
-            options.batchSize = 50
-            options.waitForLock = true
+            options.run.batchSize = 50
+            options.run.waitForLock = true
             let summary = try maintainer.compact(options)
             evicted += summary.result.evictedEntries
             rounds += 1
@@ -191,7 +191,7 @@ struct CompactionTests {
         var options = CompactionOptions()
         options.maxSize = .bytes(1)
         options.lowWater = .bytes(0)
-        options.batchSize = 10
+        options.run.batchSize = 10
         var busy: (any Error)?
         let waited = Shared<Result<CompactionSummary, any Error>?>(nil)
         var waiter: Thread?
@@ -201,7 +201,7 @@ struct CompactionTests {
             guard waiter == nil else { return }
             do { _ = try second.compact(CompactionOptions()) } catch { busy = error }
             let waiting = {
-                var o = CompactionOptions(); o.waitForLock = true; return o
+                var o = CompactionOptions(); o.run.waitForLock = true; return o
             }()
             let thread = Thread {
                 waited.withLock { $0 = Result { try second.compact(waiting) } }
@@ -232,11 +232,11 @@ struct CompactionTests {
         var options = CompactionOptions()
         options.maxSize = .bytes(allocatedBytes(under: dir.cache))
         options.lowWater = .percent(60)
-        options.dryRun = true
+        options.run.dryRun = true
         let planned = try maintainer.compact(options)
         #expect(try store.statistics() == stats)
         #expect(planned.entriesAfter == 300 - planned.result.evictedEntries)
-        options.dryRun = false
+        options.run.dryRun = false
         let done = try maintainer.compact(options)
         // The dry run plans from the model of the rewritten index; the real run measures after
         // it and may take a few more when the model was short.

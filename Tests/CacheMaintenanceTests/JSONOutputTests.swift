@@ -26,7 +26,7 @@ struct JSONOutputTests {
         let maintainer = CacheMaintainer(store: store)
         var options = CompactionOptions()
         options.maxSize = .bytes(1)
-        options.dryRun = true
+        options.run.dryRun = true
 
         let compact = try maintainer.compact(options)
         #expect(try ReportEncoding.decode(CompactionSummary.self, from: ReportEncoding.json(compact)) == compact)

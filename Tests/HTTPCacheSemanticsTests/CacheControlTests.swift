@@ -8,6 +8,11 @@ private func cc(_ build: (inout CacheControl) -> Void = { _ in }) -> CacheContro
     return value
 }
 
+/// What an invalid or conflicting freshness directive parses to: stale (max-age 0), and flagged.
+private let invalidFreshness = cc {
+    $0.maxAge = 0; $0.hasInvalidFreshness = true
+}
+
 struct CacheControlCase: Sendable, CustomTestStringConvertible {
     let name: String
     let section: String
@@ -25,32 +30,22 @@ struct CacheControlTests {
             expected: cc { $0.maxAge = 60 }),
         .init(
             name: "cc-max-age-negative-invalid-stale", section: "§1.2.2", input: "max-age=-1",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-max-age-fraction-invalid-stale", section: "§1.2.2", input: "max-age=1.5",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-max-age-empty-invalid-stale", section: "§1.2.2", input: "max-age=",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-max-age-no-argument-invalid-stale", section: "§5.2.2.1", input: "max-age",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-max-age-overflow-clamps-2^31", section: "§1.2.2", input: "max-age=99999999999999999999",
             expected: cc { $0.maxAge = 2_147_483_648 }),
         .init(
             name: "cc-max-age-exponent-invalid", section: "§1.2.2", input: "max-age=1e9",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-case-insensitive", section: "§5.2", input: "MAX-AGE=30, No-Store",
             expected: cc {
@@ -61,9 +56,7 @@ struct CacheControlTests {
             expected: cc { $0.maxAge = 60 }),
         .init(
             name: "cc-duplicate-conflict-stale", section: "§4.2.1", input: "max-age=60, max-age=0",
-            expected: cc {
-                $0.maxAge = 0; $0.hasInvalidFreshness = true
-            }),
+            expected: invalidFreshness),
         .init(
             name: "cc-no-cache-with-max-age-both-kept", section: "§4.2.1", input: "no-cache, max-age=60",
             expected: cc {

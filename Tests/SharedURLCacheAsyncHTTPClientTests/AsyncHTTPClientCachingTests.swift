@@ -71,7 +71,7 @@ final class AsyncHTTPClientCachingTests {
     let cache: SharedCache
     let client: CachingHTTPClient
 
-    static func body(_ n: Int) -> String { "{\"n\":\(n),\"items\":[" + String(repeating: "1,", count: 300) + "1]}" }
+    static func body(_ n: Int) -> String { LoopbackOrigin.numberedBody(n) }
 
     init() throws {
         root = AHCTest.makeDirectory("suc-ahc")
@@ -88,34 +88,12 @@ final class AsyncHTTPClientCachingTests {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    /// The origin: the path says what to send.
+    /// The origin: the path says what to send; the paths this suite adds to the shared ones
+    /// (``LoopbackOrigin/clientIntegrationResponse(_:_:)``) first.
     static func respond(_ request: LoopbackOrigin.Request, _ n: Int) -> LoopbackOrigin.Response {
         let path = request.target
-        if path.hasPrefix("/etag") {
-            // RFC 9111 §4.3.4: the 304 repeats the validator it matched.
-            if request.header("If-None-Match") == "\"v1\"" {
-                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")])
-            }
-            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: body(n))
-        }
-        if path.hasPrefix("/lastmod") {
-            let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
-            if request.header("If-Modified-Since") == lm {
-                return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)])
-            }
-            return .init(headers: [("Last-Modified", lm), ("Cache-Control", "no-cache")], body: body(n))
-        }
         if path.hasPrefix("/policy") {
-            if request.header("If-None-Match") == "\"p\"" {
-                return .init(status: 304, headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=600")])
-            }
-            return .init(headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=600")], body: body(n))
-        }
-        if path.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: body(n)) }
-        if path.hasPrefix("/vary") {
-            return .init(
-                headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
-                body: "lang=" + (request.header("Accept-Language") ?? "-"))
+            return LoopbackOrigin.tagged("\"p\"", cacheControl: "max-age=600", request: request, body: body(n))
         }
         if path.hasPrefix("/auth-public") {
             return .init(headers: [("Cache-Control", "public, max-age=600")], body: body(n))
@@ -123,17 +101,11 @@ final class AsyncHTTPClientCachingTests {
         if path.hasPrefix("/private") {
             return .init(headers: [("Cache-Control", "private, max-age=600")], body: body(n))
         }
-        if path.hasPrefix("/stale") {
-            return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n))
-        }
         if path.hasPrefix("/big") {
             return .init(
                 headers: [("Cache-Control", "max-age=600")], body: String(repeating: "0123456789abcdef", count: 12_800))
         }
-        // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
-        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") }
-        if request.method == "POST" { return .init(status: 204) }
-        return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
+        return LoopbackOrigin.clientIntegrationResponse(request, n)
     }
 
     func get(

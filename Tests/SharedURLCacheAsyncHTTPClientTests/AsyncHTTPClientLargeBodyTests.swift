@@ -136,12 +136,17 @@ final class AsyncHTTPClientLargeBodyTests {
         #expect(hitGrowth < Self.growthBound, "hit peak RSS growth \(MemoryProbe.mib(hitGrowth))")
     }
 
+    /// A caching client on the test's directory whose cache keeps entries of up to 64 MiB, so the
+    /// multi-MiB bodies of these tests are stored.
+    func clientKeepingLargeEntries() throws -> CachingHTTPClient {
+        CachingHTTPClient(cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
+    }
+
     @Test("an origin that aborts mid-body: the caller gets an error, nothing is stored")
     func originAborts() async throws {
         let origin = try StreamingOrigin(bigBytes: 4 << 20, abortAfterBytes: 1 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(
-            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
+        let client = try clientKeepingLargeEntries()
         let url = origin.url + "/abort"
 
         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -187,8 +192,7 @@ final class AsyncHTTPClientLargeBodyTests {
     func callerStops() async throws {
         let origin = try StreamingOrigin(bigBytes: 8 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(
-            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
+        let client = try clientKeepingLargeEntries()
         let url = origin.url + "/big-partial"
         do {
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -212,8 +216,7 @@ final class AsyncHTTPClientLargeBodyTests {
     func tamperedStoredBody() async throws {
         let origin = try StreamingOrigin(bigBytes: 3 << 20)
         defer { origin.stop() }
-        let client = CachingHTTPClient(
-            cache: try AHCTest.cache(root, maximumEntry: 64 << 20), httpClient: AHCTest.httpClient)
+        let client = try clientKeepingLargeEntries()
         let url = origin.url + "/big-tampered"
         let miss = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
         #expect(try await Self.stream(miss.body, expectedBytes: 3 << 20).equal)

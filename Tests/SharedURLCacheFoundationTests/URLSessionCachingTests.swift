@@ -12,60 +12,25 @@ import TestProcess
 /// requests. Serialized: the protocol's flow is process-wide.
 @Suite(.blockingWaits, .serialized, .timeLimit(.minutes(3)))
 final class URLSessionCachingTests {
-    let root: String
+    let directory = TemporaryDirectory(prefix: "suc-it")
+    var root: String { directory.root }
     let origin: LoopbackOrigin
     let session: URLSession
 
-    static func body(_ n: Int) -> String { "{\"n\":\(n),\"items\":[" + String(repeating: "1,", count: 300) + "1]}" }
+    static func body(_ n: Int) -> String { LoopbackOrigin.numberedBody(n) }
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/suc-it-XXXXXX").utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        origin = try LoopbackOrigin { request, n in URLSessionCachingTests.respond(request, n) }
+        origin = try LoopbackOrigin(LoopbackOrigin.clientIntegrationResponse)
         // The two lines of setup a user writes:
         let configuration = URLSessionConfiguration.default
         configuration.useSharedURLCache(
             try SharedCache(
-                memoryCapacity: 4 << 20, diskCapacity: 256 << 20, directory: URL(fileURLWithPath: root + "/cache")))
+                memoryCapacity: 4 << 20, diskCapacity: 256 << 20,
+                directory: URL(fileURLWithPath: directory.root + "/cache")))
         session = URLSession(configuration: configuration)
     }
 
-    deinit {
-        origin.stop()
-        try? FileManager.default.removeItem(atPath: root)
-    }
-
-    /// The origin: the path says what to send.
-    static func respond(_ request: LoopbackOrigin.Request, _ n: Int) -> LoopbackOrigin.Response {
-        let path = request.target
-        if path.hasPrefix("/etag") {
-            if request.header("If-None-Match") == "\"v1\"" {
-                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")])
-            }
-            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: body(n))
-        }
-        if path.hasPrefix("/lastmod") {
-            let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
-            if request.header("If-Modified-Since") == lm {
-                return .init(status: 304, headers: [("Cache-Control", "no-cache"), ("Last-Modified", lm)])
-            }
-            return .init(headers: [("Last-Modified", lm), ("Cache-Control", "no-cache")], body: body(n))
-        }
-        if path.hasPrefix("/nostore") { return .init(headers: [("Cache-Control", "no-store")], body: body(n)) }
-        if path.hasPrefix("/vary") {
-            return .init(
-                headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
-                body: "lang=" + (request.header("Accept-Language") ?? "-"))
-        }
-        if path.hasPrefix("/stale") {
-            return .init(headers: [("Cache-Control", "max-age=1, stale-if-error=600")], body: body(n))
-        }
-        // no freshness: not stored (an explicitly fresh 5xx is, RFC 9111 §3)
-        if path.hasPrefix("/error") { return .init(status: 500, body: "oops") }
-        if request.method == "POST" { return .init(status: 204) }
-        return .init(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")], body: body(n))
-    }
+    deinit { origin.stop() }
 
     func get(
         _ path: String, policy: URLRequest.CachePolicy = .useProtocolCachePolicy, headers: [String: String] = [:],
@@ -185,16 +150,13 @@ final class URLSessionCachingTests {
 struct URLSessionCrossProcessTests {
     @Test("a response fetched by one process is a hit in another")
     func twoProcesses() throws {
-        var template = Array((NSTemporaryDirectory() + "/suc-it2-XXXXXX").utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        let root = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = TemporaryDirectory(prefix: "suc-it2")
         let origin = try LoopbackOrigin { _, n in
             .init(headers: [("Cache-Control", "max-age=600")], body: "shared-\(n)")
         }
         defer { origin.stop() }
         func run() throws -> String {
-            return try ChildProcess.run(["urlsession-get", root + "/cache", origin.url + "/shared"]).out
+            return try ChildProcess.run(["urlsession-get", directory.root + "/cache", origin.url + "/shared"]).out
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try run() == "STATUS 200 MISS 8")

@@ -23,6 +23,14 @@ struct OtherVariantsTests {
             body: body)
     }
 
+    /// A store on `dir` holding the variants "en" and "de" of `key`, selected by Accept-Language.
+    func storeWithLanguageVariants(in dir: TestDirectory) throws -> CacheStore {
+        let store = try CacheStore(directory: dir.cache)
+        _ = try storeVariant(store, "en", selector: "accept-language")
+        _ = try storeVariant(store, "de", selector: "accept-language")
+        return store
+    }
+
     @Test("a store selected by a vary spec puts the selector at the empty variant, once")
     func selectorWrittenOnce() throws {
         let dir = TestDirectory()
@@ -58,9 +66,7 @@ struct OtherVariantsTests {
     @Test("a sole entry removes every variant and the selector in its commit")
     func soleVariant() throws {
         let dir = TestDirectory()
-        let store = try CacheStore(directory: dir.cache)
-        _ = try storeVariant(store, "en", selector: "accept-language")
-        _ = try storeVariant(store, "de", selector: "accept-language")
+        let store = try storeWithLanguageVariants(in: dir)
         try store.store(
             RecordDescriptor(key: key, head: bytes("plain"), appFlags: 1, otherVariants: .remove), body: bytes("p"))
         #expect(try variants(store) == [[]])
@@ -87,9 +93,7 @@ struct OtherVariantsTests {
     @Test("a store refused for its size commits no bookkeeping")
     func refusedStoreKeepsVariants() throws {
         let dir = TestDirectory()
-        let store = try CacheStore(directory: dir.cache)
-        _ = try storeVariant(store, "en", selector: "accept-language")
-        _ = try storeVariant(store, "de", selector: "accept-language")
+        let store = try storeWithLanguageVariants(in: dir)
         #expect(throws: CacheError.self) {
             try store.store(
                 RecordDescriptor(

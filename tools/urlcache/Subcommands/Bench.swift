@@ -63,8 +63,10 @@ struct Bench: ParsableCommand {
         let driver = BenchDriver(
             directory: base, implementations: kinds, processCounts: try counts(procs, "--procs"),
             entryCounts: try counts(entries, "--entries").sorted(), foundationEntries: foundationEntries,
-            bodyBytes: try counts(sizes, "--sizes"), seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipf,
-            seed: seed, threads: threads, operations: operations, durable: durable,
+            bodyBytes: try counts(sizes, "--sizes"),
+            mix: BenchMix(
+                seconds: seconds, lookupPercent: lookupPercent, zipfExponent: zipf, seed: seed, threads: threads,
+                operations: operations, durable: durable),
             workerCommand: (URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path, ["bench-worker"]))
         if !json {
             let length = operations.map { "\($0) operations per process" } ?? "\(seconds) s per run"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkDriver
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -36,18 +37,6 @@ struct BenchOps: ParsableCommand {
     static func url(_ i: Int) -> URL { URL(string: "https://api.example.com/items/\(i)?v=1")! }
     static func missURL(_ i: Int) -> URL { URL(string: "https://api.example.com/missing/\(i)?v=1")! }
 
-    /// The corpus of `urlcache bench` (BenchWorkload.body), 32 bodies per size.
-    static func body(size: Int, variant: UInt64) -> Data {
-        var out = [UInt8]()
-        out.reserveCapacity(size + 64)
-        var n = variant
-        while out.count < size {
-            n = n &* 6364136223846793005 &+ 1442695040888963407
-            out += Array(#"{"id":\#(n >> 40),"name":"item","tags":["a","b"],"price":9.99},"#.utf8)
-        }
-        return Data(out.prefix(size))
-    }
-
     func run() throws {
         guard ["shared-cache", "shared-cache-relaxed", "shared-cache-memory", "cache-store"].contains(implementation)
         else {
@@ -60,7 +49,8 @@ struct BenchOps: ParsableCommand {
             memoryCapacity: memory ? 256 << 20 : 0, diskCapacity: 1 << 40, directory: URL(fileURLWithPath: directory))
         if implementation == "shared-cache-relaxed" { configuration.store.durability = .relaxed }
         let cache = try SharedCache(configuration: configuration)
-        let bodies = (0..<32).map { Self.body(size: size, variant: UInt64($0)) }
+        // The corpus of `urlcache bench`, 32 bodies per size.
+        let bodies = (0..<32).map { Data(BenchWorkload.body(size: size, variant: UInt64($0))) }
         func response(_ i: Int) -> CachedURLResponse {
             let http = HTTPURLResponse(
                 url: Self.url(i), statusCode: 200, httpVersion: "HTTP/1.1",

@@ -53,10 +53,10 @@ struct Compact: ParsableCommand {
         if let lowWater { compaction.lowWater = lowWater }
         compaction.maxAge = maxAge
         compaction.minFree = minFree
-        compaction.gracePeriod = grace
-        compaction.batchSize = batchSize
-        compaction.dryRun = dryRun
-        compaction.waitForLock = wait
+        compaction.run.gracePeriod = grace
+        compaction.run.batchSize = batchSize
+        compaction.run.dryRun = dryRun
+        compaction.run.waitForLock = wait
         let progress = ProgressLine(enabled: !output.json && isatty(STDERR_FILENO) != 0)
         let summary = try CacheMaintainer(directory: options.resolved).compact(compaction) { entries, bytes in
             progress.update("compacting: evicted \(entries) entries, \(TextFormat.bytes(bytes))")

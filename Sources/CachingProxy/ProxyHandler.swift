@@ -8,7 +8,9 @@ import SharedURLCache
 /// One client connection: reads requests (NIO's HTTP/1.1 decoder, with pipelining assistance so
 /// pipelined requests are answered in order), answers each through a ``ProxyForwarder`` in a task
 /// off the event loop, and writes the answer back. A slow or failing origin holds only the task
-/// of its own request; the event loops never wait.
+/// of its own request; the event loops never wait. It also answers requests the parser rejects
+/// and closes connections left idle: it is the only handler after NIO's, so each request and
+/// response part passes through as few handlers as HTTP/1.1 needs.
 final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -25,6 +27,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let cacheStatus: CacheStatusFields
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
+    /// A connection with no answer running for this long is closed.
+    private let idleTimeout: TimeAmount
     /// The server's count of answers running in tasks (its shutdown waits for them).
     private let answers: AnswersInFlight
 
@@ -35,18 +39,40 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The request being answered (at most one: HTTPServerPipelineHandler holds back the next).
     private var task: Task<Void, Never>?
     private var answering = false
+    /// A response head went out and its end did not (an error can no longer be answered).
+    private var responseStarted = false
     /// The last `Date` and `Cache-Status` values this connection sent, reused while they apply.
     private var renderedFields = RenderedFields()
+    /// When the connection was last busy: opened, or the last answer's bytes were handed to the
+    /// kernel.
+    private var lastBusy = NIODeadline.now()
+    /// The next idle check, while the connection is open.
+    private var idleCheck: Scheduled<Void>?
 
     init(
         forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?,
-        answers: AnswersInFlight
+        idleTimeout: TimeAmount, answers: AnswersInFlight
     ) {
         self.forwarder = forwarder
         self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.accessLog = accessLog
+        self.idleTimeout = idleTimeout
         self.answers = answers
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { scheduleIdleCheck(in: idleTimeout, context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if idleCheck == nil { scheduleIdleCheck(in: idleTimeout, context: context) }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -98,18 +124,53 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         task?.cancel() // the client is gone: AsyncHTTPClient drops the origin request
         task = nil
+        idleCheck?.cancel()
+        idleCheck = nil
         context.fireChannelInactive()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            if !answering { context.close(promise: nil) }
-            return
+    // MARK: Idle connections
+
+    // The handler keeps its own idle timer instead of NIO's IdleStateHandler, which tracks every
+    // write with a promise and a callback of its own (three a response, a tenth of a cached
+    // answer's instructions): a connection is idle when no answer runs and the last one's bytes
+    // have left, and one callback a response says when that was.
+
+    private func scheduleIdleCheck(in delay: TimeAmount, context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        idleCheck = context.eventLoop.scheduleTask(in: delay) {
+            bound.value.handler.checkIdle(context: bound.value.context)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
+    /// Closes the connection when it has been idle for the timeout, else looks again when it
+    /// could be.
+    private func checkIdle(context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let idle = NIODeadline.now() - lastBusy
+        if !answering && idle >= idleTimeout {
+            context.close(promise: nil)
+        } else {
+            scheduleIdleCheck(in: answering ? idleTimeout : idleTimeout - idle, context: context)
+        }
+    }
+
+    /// Answers a request NIO's HTTP/1.1 parser rejects, then closes: 400, except that a method
+    /// token the parser (llhttp) does not know gets 501 Not Implemented (RFC 9110 §9.1: the
+    /// request may be well formed, and the client should learn that this proxy cannot forward
+    /// it). NIO's HTTPServerPipelineHandler holds such an error back until a response under way
+    /// has ended; the decoder closes the channel once this returns, so the answer is written now
+    /// or not at all. (This replaces NIO's HTTPServerProtocolErrorHandler, which answers 400 to
+    /// both, and saves a handler that every request and response part would pass through.)
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let parserError = error as? HTTPParserError, !responseStarted {
+            let status: HTTPResponseStatus = parserError == .invalidMethod ? .notImplemented : .badRequest
+            let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+                promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
         context.close(promise: nil)
     }
 
@@ -211,8 +272,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bodyAllowed = request.method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code)
         let bytes = chunks.reduce(0) { $0 + $1.readableBytes }
         if finished && bodyAllowed {
-            // The whole body is here: frame it by its real length, whatever the head claimed.
-            headers.replaceOrAdd(name: "Content-Length", value: String(bytes))
+            // The whole body is here: frame it by its real length, whatever the head claimed
+            // (usually the same length, which is then left as it is).
+            let length = String(bytes)
+            if headers.first(name: "content-length") != length {
+                headers.replaceOrAdd(name: "Content-Length", value: length)
+            }
         }
         // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
         if !headers.contains(name: "date") { headers.add(name: "Date", value: renderedFields.date()) }
@@ -230,6 +295,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             headers.replaceOrAdd(name: "Connection", value: "keep-alive")
         }
         let head = HTTPResponseHead(version: request.version, status: answer.status, headers: headers)
+        responseStarted = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if bodyAllowed {
             for chunk in chunks where chunk.readableBytes > 0 {
@@ -252,8 +318,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         started: ContinuousClock.Instant, context: ChannelHandlerContext
     ) -> EventLoopFuture<Void> {
         answering = false
+        responseStarted = false
         task = nil
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        written.assumeIsolated().whenComplete { _ in self.lastBusy = .now() }
         accessLog?.record(
             method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
             bytes: bytes, duration: ContinuousClock.now - started)

@@ -152,12 +152,11 @@ public final class ProxyServer: Sendable {
                     try pipeline.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: false,
                         withOutboundHeaderValidation: false)
-                    try pipeline.addHandler(ProxyProtocolErrorHandler()) // where NIO puts its own
-                    try pipeline.addHandler(IdleStateHandler(allTimeout: idleTimeout))
                     try pipeline.addHandler(
                         ProxyHandler(
                             forwarder: forwarder, cacheStatus: cacheStatus,
-                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog, answers: answers))
+                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
+                            idleTimeout: idleTimeout, answers: answers))
                 }
             }
         let channel: Channel

@@ -27,9 +27,9 @@ enum ProxyHeaders {
     static func hopByHopNames(_ headers: HTTPHeaders) -> Set<String> {
         guard headers.contains(name: "connection") else { return fixedHopByHopNames }
         var connection = HTTPFields()
-        for value in headers[canonicalForm: "connection"] {
-            connection.append(HTTPField(name: .connection, value: String(value)))
-        }
+        // Whole lines: `HopByHopFields.names` splits the lists itself (NIO's `canonicalForm`
+        // split them into substrings first, a third of a miss's header mapping).
+        for value in headers["connection"] { connection.append(HTTPField(name: .connection, value: value)) }
         return HopByHopFields.names(in: connection)
     }
 

@@ -4,10 +4,11 @@ import HTTPTypes
 /// Source: RFC 9110 §7.6.1 (Connection, and the fields it names; Proxy-Connection, Keep-Alive,
 /// TE, Transfer-Encoding, Upgrade), RFC 9110 §11.7.1–§11.7.2 (Proxy-Authenticate,
 /// Proxy-Authorization: consumed by the proxy they are addressed to), RFC 9110 §6.6.2 (Trailer).
-private let hopByHopFieldNames: [HTTPField.Name] = [
-    .connection, .keepAlive, .proxyConnection, .te, .transferEncoding, .upgrade,
-    .proxyAuthenticate, .proxyAuthorization, .trailer,
-]
+private let hopByHopFieldNames: Set<String> = Set(
+    [
+        HTTPField.Name.connection, .keepAlive, .proxyConnection, .te, .transferEncoding, .upgrade,
+        .proxyAuthenticate, .proxyAuthorization, .trailer,
+    ].map(\.canonicalName))
 
 /// Removal of hop-by-hop fields before a response head is stored.
 public enum HopByHopFields {
@@ -17,11 +18,13 @@ public enum HopByHopFields {
     /// - Parameters:
     ///   - fields: The received header fields.
     public static func names(in fields: HTTPFields) -> Set<String> {
-        var names = Set(hopByHopFieldNames.map(\.canonicalName))
+        // The table is built once; a listed name it already holds (`Connection: keep-alive`, the
+        // usual one) adds nothing, so the usual message costs no copy of it.
+        var names = hopByHopFieldNames
         for line in fields[values: .connection] {
             for member in line.split(separator: ",") {
                 let name = member.trimmingOWS().lowercased()
-                if !name.isEmpty { names.insert(name) }
+                if !name.isEmpty && !names.contains(name) { names.insert(name) }
             }
         }
         return names

@@ -13,6 +13,8 @@ set -euo pipefail
 REQUESTS=${REQUESTS:-2000}
 SCRATCH=${SCRATCH:-.build-proxy-rel}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=origin-server.sh
+. "$ROOT/Benchmarks/proxy/origin-server.sh"
 WORK=$(mktemp -d /tmp/suc-cg-XXXXXX)
 ORIGIN_PORT=${ORIGIN_PORT:-18090}
 OURS_PORT=${OURS_PORT:-18092}
@@ -46,13 +48,7 @@ http {
     uwsgi_temp_path $WORK/tmp/uwsgi;
     scgi_temp_path $WORK/tmp/scgi;
     keepalive_requests 100000000;
-    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        root $WORK/www;
-        default_type text/plain;
-        location / { add_header Cache-Control "max-age=3600"; etag on; }
-        location /miss/ { add_header Cache-Control "no-store"; etag on; }
-    }
+$(origin_server_block "$ORIGIN_PORT" "$WORK/www")
 }
 CONF
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"

@@ -36,6 +36,8 @@ PROCS=${PROCS:-3}
 PROC_THREADS=${PROC_THREADS:-1}
 MP_PORT=${MP_PORT:-18083}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=origin-server.sh
+. "$ROOT/Benchmarks/proxy/origin-server.sh"
 WORK=$(mktemp -d /tmp/suc-wrk-XXXXXX)
 ORIGIN_PORT=${ORIGIN_PORT:-18080}
 NGINX_PORT=${NGINX_PORT:-18081}
@@ -94,13 +96,7 @@ http {
     keepalive_timeout 75s;
     proxy_cache_path $WORK/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=60m use_temp_path=off;
     # The origin (not measured: every measured request is a cache hit).
-    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        root $WORK/www;
-        default_type text/plain;
-        location / { add_header Cache-Control "max-age=3600"; etag on; }
-        location /miss/ { add_header Cache-Control "no-store"; etag on; }
-    }
+$(origin_server_block "$ORIGIN_PORT" "$WORK/www")
     # nginx proxy_cache in front of it, as a shared cache: RFC headers decide, a status header.
     server {
         listen 127.0.0.1:$NGINX_PORT;

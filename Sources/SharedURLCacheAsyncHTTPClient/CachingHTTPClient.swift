@@ -47,6 +47,11 @@ public final class CachingHTTPClient: Sendable {
     /// The caching and origin settings the client was made with.
     public let configuration: Configuration
     private let collapser = RequestCollapser()
+
+    /// How many requests wait on another's origin fetch of the same URL now (request
+    /// collapsing). The package's tests hold an origin's answer until their followers are queued,
+    /// so they do not depend on how fast a loaded machine schedules them.
+    package var requestsWaitingOnLeaders: Int { collapser.waitingFollowers }
     /// Every answer counted by its `Cache-Status` member (``Configuration/metricsFactory``).
     let metrics: CacheStatusMetrics
 

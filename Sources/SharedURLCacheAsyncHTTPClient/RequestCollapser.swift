@@ -115,6 +115,9 @@ final class RequestCollapser: Sendable {
         return (try await body(), followed)
     }
 
+    /// How many requests wait on a leader now.
+    var waitingFollowers: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
+
     /// Becomes the leader of `key`, or waits until its leader finishes.
     private func waitOrLead(_ key: String) async -> Role {
         let led = state.withLock { state -> Bool in

@@ -71,13 +71,16 @@ struct ProxyCacheStatusTests {
 
     @Test("requests that waited on another's fetch say collapsed (RFC 9211 §2.6)")
     func collapsed() async throws {
+        let gate = OriginGate()
         let fixture = try await ProxyFixture.start { _, _ in
-            Thread.sleep(forTimeInterval: 2) // the followers arrive meanwhile
+            gate.pass() // until the followers wait on this request
             return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "once")
         }
         let leader = Task { try await fixture.send("GET", "/c") }
         while fixture.origin.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
         let followers = (0..<3).map { _ in Task { try await fixture.send("GET", "/c") } }
+        let client = fixture.server.client
+        #expect(try await gate.open { client.requestsWaitingOnLeaders == 3 })
         let led = try await leader.value
         #expect(led.header("Cache-Status")?.hasSuffix(";stored") == true, "\(led.headers)")
         for follower in followers {

@@ -46,6 +46,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// When the connection was last busy: opened, or the last answer's bytes were handed to the
     /// kernel.
     private var lastBusy = NIODeadline.now()
+    /// Answers ended whose last write has not completed yet (a large body still going out to a
+    /// slow reader): the connection is busy until they have.
+    private var answersDraining = 0
     /// The next idle check, while the connection is open.
     private var idleCheck: Scheduled<Void>?
 
@@ -147,11 +150,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// could be.
     private func checkIdle(context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
+        let busy = answering || answersDraining > 0
         let idle = NIODeadline.now() - lastBusy
-        if !answering && idle >= idleTimeout {
+        if !busy && idle >= idleTimeout {
             context.close(promise: nil)
         } else {
-            scheduleIdleCheck(in: answering ? idleTimeout : idleTimeout - idle, context: context)
+            scheduleIdleCheck(in: busy ? idleTimeout : idleTimeout - idle, context: context)
         }
     }
 
@@ -321,7 +325,11 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         responseStarted = false
         task = nil
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        written.assumeIsolated().whenComplete { _ in self.lastBusy = .now() }
+        answersDraining += 1
+        written.assumeIsolated().whenComplete { _ in
+            self.answersDraining -= 1
+            self.lastBusy = .now()
+        }
         accessLog?.record(
             method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
             bytes: bytes, duration: ContinuousClock.now - started)

@@ -11,6 +11,10 @@ public final class OriginGate: Sendable {
 
     public init() { closed.enter() }
 
+    // A dispatch group released while entered is a crash: a test that throws before it opens
+    // its gate must fail as a test, not end the test process.
+    deinit { open() }
+
     /// Called by the origin's handler (on the origin's thread): waits until the gate is open.
     public func pass() { _ = closed.wait(timeout: .now() + 120) }
 

@@ -48,28 +48,20 @@ enum ProxyHeaders {
     static func upstreamRequestFields(_ headers: HTTPHeaders) -> HTTPFields {
         var result = HTTPFields()
         result.reserveCapacity(headers.count + 1)
-        let hopByHop = hopByHopNames(headers)
-        for (name, value) in headers {
-            // The validated name carries its lowercase form: no second lowercasing (a hit's path).
-            guard let fieldName = HTTPField.Name(name), goesUpstream(fieldName.canonicalName, hopByHop: hopByHop)
-            else { continue }
-            result.append(HTTPField(name: fieldName, value: value))
+        forEachUpstreamField(of: headers) { name, value in
+            if let name = HTTPField.Name(name) { result.append(HTTPField(name: name, value: value)) }
         }
-        result.append(HTTPField(name: .via, value: via))
         return result
     }
 
     /// Calls `body` with each field of a client request that goes upstream, in order, then `Via`.
     private static func forEachUpstreamField(of headers: HTTPHeaders, _ body: (String, String) -> Void) {
         let hopByHop = hopByHopNames(headers)
-        for (name, value) in headers where goesUpstream(name.lowercased(), hopByHop: hopByHop) { body(name, value) }
+        for (name, value) in headers {
+            let lowered = name.lowercased()
+            if !hopByHop.contains(lowered) && !setByProxyOnRequest.contains(lowered) { body(name, value) }
+        }
         body("Via", via)
-    }
-
-    /// Whether a request field (by its lowercase name) is forwarded: not hop-by-hop, not set by
-    /// the proxy itself.
-    private static func goesUpstream(_ lowercaseName: String, hopByHop: Set<String>) -> Bool {
-        !hopByHop.contains(lowercaseName) && !setByProxyOnRequest.contains(lowercaseName)
     }
 
     /// The origin's (or the cache's) response headers as sent to the client: hop-by-hop fields

@@ -45,6 +45,11 @@ static void sha256(const void *data, size_t len, uint8_t out[SHA256_DIGEST_LENGT
     SHA256(data, len, out);
 }
 
+void suc_sha256(const void *data, size_t len, uint8_t out[32]) {
+    pthread_once(&sha256_once, sha256_init_once);
+    sha256(data, len, out);
+}
+
 void suc_ikey_make(const void *key, size_t key_len, const void *variant, size_t variant_len,
                    uint8_t out[SUC_IKEY_LEN]) {
     pthread_once(&sha256_once, sha256_init_once);
@@ -114,6 +119,8 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         suc_tkey_make(r.last_used_ms, ikey, t);
         if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL)) && mrc != MDB_NOTFOUND)
             return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+        int rc = suc_tags_index(c, txn, ikey, &r, 0, err);
+        if (rc) return rc;
         delta->body_bytes -= (int64_t)r.body_size;
         delta->stored_bytes -= (int64_t)suc_record_stored_bytes(&r, len);
         delta->file_bytes -= (int64_t)suc_record_file_bytes(&r, len);
@@ -189,6 +196,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     if ((mrc = mdb_put(txn, c->dbi_by_time, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_time)", mrc);
     suc_tkey_make(r.last_used_ms, op->ikey, t);
     if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
+    if ((rc = suc_tags_index(c, txn, op->ikey, &r, 1, err))) return rc;
     d->entries += 1;
     d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;
@@ -357,6 +365,33 @@ static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d,
     return rc;
 }
 
+static int apply_invalidate(suc_cache *c, MDB_txn *txn, suc_op *op, uint64_t *seq, suc_error *err) {
+    uint32_t now_s = (uint32_t)(suc_os_now_ms() / 1000);
+    int marked = 0, rc;
+    if (!op->variant_all) {
+        MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc == MDB_NOTFOUND) return SUC_OK;
+        if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
+            (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
+            return SUC_OK; /* a hash collision: someone else's entry */
+        rc = suc_index_invalidate(c, txn, op->ikey, now_s, seq, &marked, err);
+        op->removed += (uint64_t)marked;
+        return rc;
+    }
+    uint8_t *list = NULL;
+    size_t n = 0;
+    rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        rc = suc_index_invalidate(c, txn, list + i * SUC_IKEY_LEN, now_s, seq, &marked, err);
+        op->removed += (uint64_t)marked;
+    }
+    free(list);
+    return rc;
+}
+
 static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
     MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
     int mrc = mdb_get(txn, c->dbi_main, &k, &v);
@@ -386,8 +421,8 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     batch_ctx *ctx = vctx;
     uint64_t seq0 = 0, seq;
     int rc = SUC_OK;
-    int has_put = 0;
-    for (suc_op *op = ctx->ops; op; op = op->next) has_put |= op->kind == SUC_OP_PUT;
+    int has_put = 0; /* or another operation that assigns versions */
+    for (suc_op *op = ctx->ops; op; op = op->next) has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE;
     if (has_put) {
         /* Read the version counter once; written back once at the end of the batch. */
         if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
@@ -398,6 +433,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         case SUC_OP_PUT: rc = apply_put_capped(c, txn, op, &ctx->delta, &seq, err); break;
         case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
         case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
+        case SUC_OP_INVALIDATE: rc = apply_invalidate(c, txn, op, &seq, err); break;
         default: break;
         }
     }
@@ -453,7 +489,7 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         ctx.hits = atomic_exchange(&c->pending_hits, 0);
         ctx.misses = atomic_exchange(&c->pending_misses, 0);
         int removal_only = 1;
-        for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind != SUC_OP_PUT;
+        for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
         suc_error berr = {0};
         int brc = suc_write_txn_ex(c, batch_apply, batch_reset, &ctx, removal_only, &berr);
         free(mine);
@@ -539,6 +575,24 @@ int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *varian
         suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* delete order: commit, then unlink */
         if (out_removed) *out_removed = op.removed;
     }
+    suc_op_release(&op);
+    return rc;
+}
+
+int suc_invalidate(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                   uint64_t *out_marked, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || (variant_len && !variant))
+        return suc_fail(err, SUC_EINVAL, "suc_invalidate", 0, 0, "a key is required");
+    suc_op op = {0};
+    op.kind = SUC_OP_INVALIDATE;
+    op.key = key;
+    op.key_len = key_len;
+    op.variant_all = variant == NULL;
+    suc_ikey_make(key, key_len, variant, variant_len, op.ikey);
+    rc = suc_index_submit(c, &op, err);
+    if (rc == SUC_OK && out_marked) *out_marked = op.removed;
     suc_op_release(&op);
     return rc;
 }

@@ -23,6 +23,7 @@
 /* Secondary index keys: big-endian time (8 bytes, sign-flipped so order holds) ‖ ikey. */
 #define SUC_TKEY_LEN (8 + SUC_IKEY_LEN)
 
+void suc_sha256(const void *data, size_t len, uint8_t out[32]);
 void suc_ikey_make(const void *key, size_t key_len, const void *variant, size_t variant_len,
                    uint8_t out[SUC_IKEY_LEN]);
 void suc_tkey_make(int64_t t, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_TKEY_LEN]);
@@ -57,6 +58,8 @@ typedef struct suc_record {
     const uint8_t *head; uint32_t head_len;
     const uint8_t *user_info; uint32_t user_info_len;
     const uint8_t *inline_body; /* stored bytes, stored_size long, when SUC_REC_INLINE */
+    const uint8_t *tags; uint32_t tags_len; /* each tag ended by '\n'; format 0.2 */
+    uint32_t invalidated_at_s;  /* soft purge time, seconds since 1970; 0 = none; format 0.2 */
 } suc_record;
 
 /* Size of the encoding of `r` (fixed part + variable fields + inline body if flagged). */
@@ -76,6 +79,8 @@ void suc_record_patch_version(uint8_t *buf, uint64_t version);
 #define SUC_DISK_BLOCK 4096u
 uint64_t suc_record_file_bytes(const suc_record *r, size_t rec_len);
 void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms);
+/* Marks a record soft-purged at `invalidated_at_s` (format 0.2; same length). */
+void suc_record_patch_invalidated(uint8_t *buf, uint32_t invalidated_at_s);
 
 /* ---- body files (body.c) ---------------------------------------------------------------- */
 
@@ -151,6 +156,8 @@ typedef enum suc_op_kind {
     SUC_OP_REMOVE,          /* one (key, variant), or every variant when variant_all */
     SUC_OP_PURGE_IF,        /* remove ikey if its record is still version `expect_version` or
                                still undecodable (expect_version == 0) */
+    SUC_OP_INVALIDATE,      /* soft purge: mark one (key, variant), or every variant, stale;
+                               `removed` counts the entries marked */
 } suc_op_kind;
 
 typedef struct suc_op {
@@ -191,6 +198,16 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
 int suc_index_least_recent(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op,
                         suc_counters *d, uint64_t *out_evicted, suc_error *err);
+/* Tag postings (tags.c): writes (put = 1) or drops (put = 0) the postings of record `r` at
+ * `ikey` inside `txn`; suc_index_put and suc_index_delete call it, so every path keeps them. */
+int suc_tags_index(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, int put,
+                   suc_error *err);
+/* Checks a store's tag list (suc_put_params.tags). */
+int suc_tags_check(const void *tags, size_t len, suc_error *err);
+/* Marks the record at ikey stale now (keeps an earlier mark), with the next version from `seq`;
+ * `out_marked` 1 when it changed. */
+int suc_index_invalidate(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], uint32_t now_s,
+                         uint64_t *seq, int *out_marked, suc_error *err);
 /* Purges ikey if its record is still `version` (0: still undecodable). A write; rare. */
 void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version);
 /* Copies the record at ikey out of a short read transaction (malloc'd). */

@@ -25,6 +25,8 @@ void suc_entry_view_fill(const suc_record *r, size_t rec_len, suc_entry_view *vw
     vw->last_used_ms = r->last_used_ms;
     vw->app_flags = r->app_flags;
     vw->flags = ((r->flags & SUC_REC_INLINE) ? SUC_ENTRY_INLINE : 0) | ((r->flags & SUC_REC_RAW) ? SUC_ENTRY_RAW : 0);
+    vw->tags = r->tags; vw->tags_len = r->tags_len;
+    vw->invalidated_at_ms = (int64_t)r->invalidated_at_s * 1000;
 }
 
 const suc_entry_view *suc_entry_get_view(const suc_entry *e) { return e ? &e->view : NULL; }

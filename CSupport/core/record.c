@@ -4,7 +4,7 @@
  * Every byte of a record may have been written by another user of the group, so decoding
  * trusts nothing: each length is checked against the buffer before use (docs/Reliability.md §3.4).
  *
- * Layout (format 1), offsets in bytes:
+ * Layout (format 0.1 and 0.2), offsets in bytes:
  *    0  u32  magic "SUCR"
  *    4  u16  format (1)
  *    6  u16  flags: 0x1 inline body, 0x2 raw (uncompressed) body
@@ -21,9 +21,16 @@
  *   80  u32  partition_len
  *   84  u32  head_len
  *   88  u32  user_info_len
- *   92  u32  reserved (0)
+ *   92  u32  0.1: reserved (0). 0.2: invalidated_at, seconds since 1970 (0 = not invalidated)
  *   96  key, variant, partition, head, user_info, then the stored body when inline
+ *  0.2 only, when the entry has tags: u32 tags_len, then the tags, each ended by '\n' (a later
+ *       minor that adds more after it writes this field always, with 0 for no tags)
  * The same bytes (without an inline body) end every body file, so the index can be rebuilt.
+ *
+ * Why two minors are written: a record with neither tags nor an invalidation is written as 0.1,
+ * byte for byte what the release before wrote. A soft purge patches offsets 4 and 92 in place:
+ * the record keeps its length, which must stay equal to the body file's record copy
+ * (docs/Formats.md, "Tags and soft purge").
  */
 #include "internal.h"
 
@@ -44,7 +51,13 @@ size_t suc_record_size(const suc_record *r) {
     size_t n = SUC_RECORD_FIXED_LEN + (size_t)r->key_len + r->variant_len + r->partition_len +
                r->head_len + r->user_info_len;
     if (r->flags & SUC_REC_INLINE) n += (size_t)r->stored_size;
+    if (r->tags_len) n += 4 + (size_t)r->tags_len;
     return n;
+}
+
+/* 0.1 unless the record carries something only 0.2 knows. */
+static uint16_t record_format(const suc_record *r) {
+    return (r->tags_len || r->invalidated_at_s) ? (SUC_RECORD_FORMAT_MAJOR << 8) | 2 : (SUC_RECORD_FORMAT_MAJOR << 8) | 1;
 }
 
 static uint8_t *put_bytes(uint8_t *p, const uint8_t *src, uint32_t len) {
@@ -54,7 +67,7 @@ static uint8_t *put_bytes(uint8_t *p, const uint8_t *src, uint32_t len) {
 
 void suc_record_encode(const suc_record *r, uint8_t *out) {
     suc_put_u32(out + OFF_MAGIC, REC_MAGIC);
-    suc_put_u16(out + OFF_FORMAT, SUC_RECORD_FORMAT);
+    suc_put_u16(out + OFF_FORMAT, record_format(r));
     suc_put_u16(out + OFF_FLAGS, r->flags);
     suc_put_u64(out + OFF_VERSION, r->version);
     suc_put_u64(out + OFF_STORED_AT, (uint64_t)r->stored_at_ms);
@@ -69,14 +82,18 @@ void suc_record_encode(const suc_record *r, uint8_t *out) {
     suc_put_u32(out + OFF_PARTITION_LEN, r->partition_len);
     suc_put_u32(out + OFF_HEAD_LEN, r->head_len);
     suc_put_u32(out + OFF_USER_INFO_LEN, r->user_info_len);
-    suc_put_u32(out + OFF_RESERVED, 0);
+    suc_put_u32(out + OFF_RESERVED, r->invalidated_at_s);
     uint8_t *p = out + SUC_RECORD_FIXED_LEN;
     p = put_bytes(p, r->key, r->key_len);
     p = put_bytes(p, r->variant, r->variant_len);
     p = put_bytes(p, r->partition, r->partition_len);
     p = put_bytes(p, r->head, r->head_len);
     p = put_bytes(p, r->user_info, r->user_info_len);
-    if (r->flags & SUC_REC_INLINE) put_bytes(p, r->inline_body, (uint32_t)r->stored_size);
+    if (r->flags & SUC_REC_INLINE) p = put_bytes(p, r->inline_body, (uint32_t)r->stored_size);
+    if (r->tags_len) {
+        suc_put_u32(p, r->tags_len);
+        put_bytes(p + 4, r->tags, r->tags_len);
+    }
 }
 
 int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
@@ -86,7 +103,9 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
      * only adds after what this layout knows, so it is read and the rest skipped. */
     uint16_t format = suc_get_u16(buf + OFF_FORMAT);
     if ((format >> 8) != SUC_RECORD_FORMAT_MAJOR) return SUC_EVERSION;
-    int newer_minor = (format & 0xff) > SUC_RECORD_FORMAT_MINOR;
+    unsigned minor = format & 0xff;
+    if (minor == 0) return SUC_ECORRUPT;
+    int newer_minor = minor > SUC_RECORD_FORMAT_MINOR;
     memset(out, 0, sizeof *out);
     out->flags = suc_get_u16(buf + OFF_FLAGS);
     if (out->flags & ~(SUC_REC_INLINE | SUC_REC_RAW)) return SUC_ECORRUPT;
@@ -103,7 +122,8 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     out->partition_len = suc_get_u32(buf + OFF_PARTITION_LEN);
     out->head_len = suc_get_u32(buf + OFF_HEAD_LEN);
     out->user_info_len = suc_get_u32(buf + OFF_USER_INFO_LEN);
-    if (!newer_minor && suc_get_u32(buf + OFF_RESERVED) != 0) return SUC_ECORRUPT;
+    if (minor >= 2) out->invalidated_at_s = suc_get_u32(buf + OFF_RESERVED);
+    else if (suc_get_u32(buf + OFF_RESERVED) != 0) return SUC_ECORRUPT;
 
     /* 64-bit sums of 32-bit lengths cannot overflow; compare against what is really there. */
     uint64_t need = (uint64_t)SUC_RECORD_FIXED_LEN + out->key_len + out->variant_len +
@@ -112,7 +132,14 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
         if (out->stored_size > len) return SUC_ECORRUPT;
         need += out->stored_size;
     }
-    if (newer_minor ? need > len : need != len) return SUC_ECORRUPT;
+    if (need > len) return SUC_ECORRUPT;
+    uint64_t base = need;
+    if (minor >= 2 && len - need >= 4) { /* the optional tag list */
+        out->tags_len = suc_get_u32(buf + need);
+        need += 4 + (uint64_t)out->tags_len;
+        if (need > len || (out->tags_len && buf[need - 1] != '\n')) return SUC_ECORRUPT;
+    }
+    if (!newer_minor && need != len) return SUC_ECORRUPT;
     if (out->key_len == 0) return SUC_ECORRUPT;
     if ((out->flags & SUC_REC_RAW) && out->stored_size != out->body_size) return SUC_ECORRUPT;
     /* No writer produces a body near this size (the per-handle limit is far lower); a record
@@ -128,6 +155,7 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
     out->head = p; p += out->head_len;
     out->user_info = p; p += out->user_info_len;
     out->inline_body = (out->flags & SUC_REC_INLINE) ? p : NULL;
+    out->tags = out->tags_len ? buf + base + 4 : NULL;
     return SUC_OK;
 }
 
@@ -142,6 +170,11 @@ uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len) {
 }
 
 void suc_record_patch_version(uint8_t *buf, uint64_t version) { suc_put_u64(buf + OFF_VERSION, version); }
+
+void suc_record_patch_invalidated(uint8_t *buf, uint32_t invalidated_at_s) {
+    if ((suc_get_u16(buf + OFF_FORMAT) & 0xff) < 2) suc_put_u16(buf + OFF_FORMAT, (SUC_RECORD_FORMAT_MAJOR << 8) | 2);
+    suc_put_u32(buf + OFF_RESERVED, invalidated_at_s);
+}
 
 void suc_record_patch_last_used(uint8_t *buf, int64_t last_used_ms) {
     suc_put_u64(buf + OFF_LAST_USED, (uint64_t)last_used_ms);

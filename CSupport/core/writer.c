@@ -223,7 +223,7 @@ static int check_params(suc_cache *c, const suc_put_params *p, suc_error *err) {
     if (p->user_info_len > c->opts.max_user_info_bytes)
         return suc_fail(err, SUC_ETOOLARGE, "suc_writer_commit", 0, 0,
                         "userInfo exceeds the limit of %u bytes", c->opts.max_user_info_bytes);
-    return SUC_OK;
+    return suc_tags_check(p->tags, p->tags_len, err);
 }
 
 int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_version, suc_error *err) {
@@ -254,6 +254,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     rec.partition = p->partition; rec.partition_len = (uint32_t)p->partition_len;
     rec.head = p->head; rec.head_len = (uint32_t)p->head_len;
     rec.user_info = p->user_info; rec.user_info_len = (uint32_t)p->user_info_len;
+    rec.tags = p->tags; rec.tags_len = (uint32_t)p->tags_len;
 
     int inline_body = w->fd < 0 && c->opts.inline_max_bytes != SUC_INLINE_NEVER &&
                       w->stored_size <= c->opts.inline_max_bytes;

@@ -319,6 +319,15 @@ extension RecordDescriptor {
         return []
     }
 
+    /// The tags as the core takes them: each ended by a newline. A tag with a newline inside
+    /// would reach the core as two, so such a list is sent as one empty tag, which the core
+    /// refuses (`.invalidInput`) like every other malformed list.
+    private var encodedTags: [UInt8] {
+        if tags.isEmpty { return [] }
+        if tags.contains(where: { $0.utf8.contains(UInt8(ascii: "\n")) }) { return [UInt8(ascii: "\n")] }
+        return Array(tags.map { $0 + "\n" }.joined().utf8)
+    }
+
     /// Lends a `suc_put_params` whose pointers are valid only inside `body`; `capacityBytes`
     /// `nil` leaves the handle's hard cap in force.
     func withParams<R>(capacityBytes: Int?, _ body: (inout suc_put_params) -> R) -> R {
@@ -328,31 +337,35 @@ extension RecordDescriptor {
                     head.withUnsafeBytes { h in
                         userInfo.withUnsafeBytes { u in
                             selectorHead.withUnsafeBytes { s in
-                                var params = suc_put_params()
-                                params.key = k.baseAddress
-                                params.key_len = k.count
-                                params.variant = v.baseAddress
-                                params.variant_len = v.count
-                                params.partition = p.baseAddress
-                                params.partition_len = p.count
-                                params.head = h.baseAddress
-                                params.head_len = h.count
-                                params.user_info = u.baseAddress
-                                params.user_info_len = u.count
-                                params.stored_at_ms = CacheStore.milliseconds(storedAt)
-                                params.app_flags = appFlags
-                                params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
-                                params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
-                                switch otherVariants {
-                                case .leave: break
-                                case .remove: params.flags |= UInt32(SUC_PUT_SOLE_VARIANT)
-                                case .selectedBy(_, let flags):
-                                    params.flags |= UInt32(SUC_PUT_SELECTOR)
-                                    params.selector_head = s.baseAddress
-                                    params.selector_head_len = s.count
-                                    params.selector_app_flags = flags
+                                encodedTags.withUnsafeBytes { t in
+                                    var params = suc_put_params()
+                                    params.key = k.baseAddress
+                                    params.key_len = k.count
+                                    params.variant = v.baseAddress
+                                    params.variant_len = v.count
+                                    params.partition = p.baseAddress
+                                    params.partition_len = p.count
+                                    params.head = h.baseAddress
+                                    params.head_len = h.count
+                                    params.user_info = u.baseAddress
+                                    params.user_info_len = u.count
+                                    params.stored_at_ms = CacheStore.milliseconds(storedAt)
+                                    params.app_flags = appFlags
+                                    params.flags = storeUncompressed ? UInt32(SUC_PUT_RAW) : 0
+                                    params.capacity_bytes = capacityBytes.map { UInt64(max($0, 1)) } ?? 0
+                                    switch otherVariants {
+                                    case .leave: break
+                                    case .remove: params.flags |= UInt32(SUC_PUT_SOLE_VARIANT)
+                                    case .selectedBy(_, let flags):
+                                        params.flags |= UInt32(SUC_PUT_SELECTOR)
+                                        params.selector_head = s.baseAddress
+                                        params.selector_head_len = s.count
+                                        params.selector_app_flags = flags
+                                    }
+                                    params.tags = t.baseAddress
+                                    params.tags_len = t.count
+                                    return body(&params)
                                 }
-                                return body(&params)
                             }
                         }
                     }
@@ -383,6 +396,11 @@ extension StoredRecord {
             lastUsed: Date(timeIntervalSince1970: Double(view.last_used_ms) / 1000),
             appFlags: view.app_flags,
             isInline: view.flags & UInt32(SUC_ENTRY_INLINE) != 0,
-            isCompressed: view.flags & UInt32(SUC_ENTRY_RAW) == 0)
+            isCompressed: view.flags & UInt32(SUC_ENTRY_RAW) == 0,
+            tags: bytes(view.tags, view.tags_len).split(separator: UInt8(ascii: "\n")).map {
+                String(decoding: $0, as: UTF8.self)
+            },
+            invalidatedAt: view.invalidated_at_ms == 0
+                ? nil : Date(timeIntervalSince1970: Double(view.invalidated_at_ms) / 1000))
     }
 }

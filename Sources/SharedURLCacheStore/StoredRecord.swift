@@ -24,12 +24,16 @@ public struct RecordDescriptor: Sendable, Hashable {
     public var storeUncompressed: Bool
     /// What the store does to the key's other variants, in the same commit.
     public var otherVariants: OtherVariants
+    /// Names the entry can be purged by (``CacheStore/purge(tag:partition:soft:)``), e.g. a
+    /// response's `Surrogate-Key` values. Each is 1 to 1,024 bytes of UTF-8 without a newline or
+    /// NUL, 16 KiB together; others fail the store with `.invalidInput` or `.tooLarge`.
+    public var tags: [String]
 
     /// A descriptor; everything but the key has an empty or neutral default.
     public init(
         key: [UInt8], variant: [UInt8] = [], partition: [UInt8] = [], head: [UInt8] = [],
         userInfo: [UInt8] = [], storedAt: Date = Date(), appFlags: UInt32 = 0, storeUncompressed: Bool = false,
-        otherVariants: OtherVariants = .leave
+        otherVariants: OtherVariants = .leave, tags: [String] = []
     ) {
         self.key = key
         self.variant = variant
@@ -40,6 +44,7 @@ public struct RecordDescriptor: Sendable, Hashable {
         self.appFlags = appFlags
         self.storeUncompressed = storeUncompressed
         self.otherVariants = otherVariants
+        self.tags = tags
     }
 }
 
@@ -92,6 +97,11 @@ public struct StoredRecord: Sendable, Hashable {
     public var isInline: Bool
     /// The body is stored zlib-compressed (not raw).
     public var isCompressed: Bool
+    /// The tags it was stored with.
+    public var tags: [String]
+    /// When a soft purge marked it stale (``CacheStore/invalidate(key:variant:)``,
+    /// ``CacheStore/purge(tag:partition:soft:)``), to the second; `nil` when never.
+    public var invalidatedAt: Date?
 }
 
 /// Usage counters of a cache directory, exact as of the last commit.

@@ -46,7 +46,7 @@ extern "C" {
  * (what it adds is skipped), a newer major is a miss that is never purged. */
 #define SUC_DIRECTORY_FORMAT 1
 #define SUC_RECORD_FORMAT_MAJOR 0
-#define SUC_RECORD_FORMAT_MINOR 1
+#define SUC_RECORD_FORMAT_MINOR 2
 #define SUC_BODY_FORMAT_MAJOR 0
 #define SUC_BODY_FORMAT_MINOR 1
 
@@ -219,7 +219,14 @@ typedef struct suc_put_params {
                                                     0 = the handle's hard_cap_bytes */
     const void *selector_head; size_t selector_head_len; /* SUC_PUT_SELECTOR: the selector's head */
     uint32_t selector_app_flags;                 /* SUC_PUT_SELECTOR: the selector's app_flags */
+    const void *tags; size_t tags_len;           /* the entry's tags, each ended by '\n' (may be
+                                                    empty): suc_purge_tag finds it by any of them.
+                                                    Each tag 1…SUC_TAG_MAX_BYTES bytes, no NUL;
+                                                    all together at most SUC_TAGS_MAX_BYTES */
 } suc_put_params;
+
+#define SUC_TAG_MAX_BYTES 1024
+#define SUC_TAGS_MAX_BYTES 16384
 
 /* A body being written: bytes are compressed and streamed to a temp file as they arrive, so a
  * large body never sits in memory whole. */
@@ -273,6 +280,8 @@ typedef struct suc_entry_view {
     int64_t last_used_ms;
     uint32_t app_flags;
     uint32_t flags;                       /* SUC_ENTRY_* */
+    const uint8_t *tags; size_t tags_len; /* as stored: each tag ended by '\n' */
+    int64_t invalidated_at_ms;            /* when a soft purge marked it stale; 0 = never */
 } suc_entry_view;
 
 #define SUC_ENTRY_INLINE 0x1u /* the body lives in the index record */
@@ -360,6 +369,34 @@ int suc_remove_since(suc_cache *cache, int64_t since_ms, uint64_t *out_removed, 
 
 /* Removes every entry. */
 int suc_remove_all(suc_cache *cache, uint64_t *out_removed, suc_error *err);
+
+/* ---- Tags and soft purge (tags.c; docs/Formats.md "Tags and soft purge") --------------- */
+
+/* Marks entries stale instead of removing them: the record keeps its body and gets a new
+ * version and invalidated_at_ms (the earliest mark stays), so a layer above may still serve it
+ * where stale answers are allowed (stale-while-revalidate, stale-if-error) and revalidates it. */
+#define SUC_PURGE_SOFT 0x1u
+
+typedef struct suc_purge_report {
+    uint64_t removed;        /* entries removed (hard purge) */
+    uint64_t invalidated;    /* entries marked stale now (soft purge; already marked ones not) */
+    uint64_t records_read;   /* index records the purge read: what it cost */
+    uint64_t stale_postings; /* tag postings whose entry was gone or no longer tagged: dropped */
+} suc_purge_report;
+
+/*
+ * Removes (or with SUC_PURGE_SOFT marks stale) every entry stored with `tag`, in `partition`
+ * when `partition` is not NULL. The index keeps a posting per (tag, entry) written in the
+ * store's own commit, so this reads the postings of `tag` and those entries' records only,
+ * never the rest of the directory; write transactions of at most 1000 entries.
+ */
+int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void *partition,
+                  size_t partition_len, uint32_t flags, suc_purge_report *out, suc_error *err);
+
+/* Marks (key, variant), or with variant == NULL every variant of key, stale (see
+ * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. */
+int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+                   size_t variant_len, uint64_t *out_marked, suc_error *err);
 
 /* ---- Counters -------------------------------------------------------------------------- */
 

@@ -13,24 +13,40 @@ package struct PurgeSelection: Sendable, Hashable, Codable {
     package var partition: String?
     /// Every entry (no other criterion allowed).
     package var all: Bool
+    /// Entries stored with this tag (`Surrogate-Key` and the like), found through the index's tag
+    /// postings; combines with `partition` only.
+    package var tag: String?
+    /// Mark the entries stale instead of removing them (a soft purge).
+    package var soft: Bool
 
     package init(
         url: String? = nil, urlPrefix: String? = nil, storedSince: Date? = nil, partition: String? = nil,
-        all: Bool = false
+        all: Bool = false, tag: String? = nil, soft: Bool = false
     ) {
         self.url = url
         self.urlPrefix = urlPrefix
         self.storedSince = storedSince
         self.partition = partition
         self.all = all
+        self.tag = tag
+        self.soft = soft
     }
 
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` for an empty or contradictory selection.
     package func validated() throws(MaintenanceError) -> PurgeSelection {
-        let criteria = [url != nil, urlPrefix != nil, storedSince != nil, partition != nil].filter { $0 }.count
+        let criteria = [url != nil, urlPrefix != nil, storedSince != nil, partition != nil, tag != nil]
+            .filter { $0 }.count
         if all && criteria > 0 { throw .invalidArgument("--all cannot be combined with another selection") }
         if !all && criteria == 0 {
-            throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition or --all")
+            throw .invalidArgument("say what to purge: --url, --prefix, --since, --partition, --tag or --all")
+        }
+        if let tag {
+            if url != nil || urlPrefix != nil || storedSince != nil {
+                throw .invalidArgument("--tag combines with --partition only")
+            }
+            if tag.isEmpty || tag.utf8.count > 1024 || tag.contains("\n") {
+                throw .invalidArgument("a tag is 1 to 1024 bytes without a newline")
+            }
         }
         if url != nil && urlPrefix != nil { throw .invalidArgument("--url and --prefix cannot be combined") }
         var normalized = self
@@ -42,6 +58,7 @@ package struct PurgeSelection: Sendable, Hashable, Codable {
     func matches(_ record: StoredRecord) -> Bool {
         if all { return true }
         if let partition, record.partition != Array(partition.utf8) { return false }
+        if let tag, !record.tags.contains(tag) { return false }
         if let storedSince, record.storedAt < storedSince { return false }
         if url != nil || urlPrefix != nil {
             guard let key = StoredKey(decoding: record.key) else { return false }
@@ -59,13 +76,18 @@ package struct PurgeReport: Sendable, Hashable, Codable {
     package var dryRun: Bool
     /// Entries that matched when the directory was walked.
     package var matchedEntries: Int
-    /// Their body bytes on disk.
+    /// Their body bytes on disk (not summed by `tag-index`: 0).
     package var matchedBytes: Int
     /// Entries removed (0 in a dry run; can be below `matchedEntries` when services removed or
     /// replaced some meanwhile, or above it for `--all`/`--since`, which also take what was
     /// stored during the purge).
     package var removedEntries: Int
-    /// `scan` (walk + remove each), `store-time-index` (`--since` alone) or `all`.
+    /// Entries marked stale now (a soft purge; 0 otherwise and in a dry run).
+    package var invalidatedEntries: Int = 0
+    /// Index records read to find the entries, with `tag-index` (the tag's entries only).
+    package var recordsRead: Int?
+    /// `scan` (walk + remove each), `store-time-index` (`--since` alone), `tag-index` (`--tag`,
+    /// through the index's tag postings) or `all`.
     package var method: String
 }
 
@@ -78,10 +100,19 @@ extension CacheMaintainer {
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
     package func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
         let selection = try selection.validated()
+        if let tag = selection.tag, !dryRun {
+            let result = try store.purge(
+                tag: tag, partition: selection.partition.map { Array($0.utf8) }, soft: selection.soft)
+            let touched = selection.soft ? result.invalidatedEntries : result.removedEntries
+            return PurgeReport(
+                directory: directory, selection: selection, dryRun: false, matchedEntries: touched, matchedBytes: 0,
+                removedEntries: result.removedEntries, invalidatedEntries: result.invalidatedEntries,
+                recordsRead: result.recordsRead, method: "tag-index")
+        }
         var matched: [(key: [UInt8], variant: [UInt8])] = []
         var matchedBytes = 0
         var matchedEntries = 0
-        if selection.all {
+        if selection.all && !selection.soft {
             let stats = try store.statistics()
             matchedEntries = stats.entries
             matchedBytes = stats.storedBytes
@@ -98,7 +129,13 @@ extension CacheMaintainer {
         var report = PurgeReport(
             directory: directory, selection: selection, dryRun: dryRun, matchedEntries: matchedEntries,
             matchedBytes: matchedBytes, removedEntries: 0, method: "scan")
-        if selection.all {
+        if selection.soft {
+            if !dryRun {
+                for entry in matched {
+                    report.invalidatedEntries += try store.invalidate(key: entry.key, variant: entry.variant)
+                }
+            }
+        } else if selection.all {
             report.method = "all"
             if !dryRun { report.removedEntries = try store.removeAll() }
         } else if let since = selection.storedSince, selection.url == nil, selection.urlPrefix == nil,

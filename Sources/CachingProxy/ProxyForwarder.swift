@@ -61,17 +61,35 @@ struct ProxyForwarder: Sendable {
     }
 
     /// `PURGE <target>`: removes every variant the proxy stored for the target's upstream URL, in
-    /// the proxy's partition (what a GET of the target would be answered from).
+    /// the proxy's partition (what a GET of the target would be answered from). With
+    /// `Surrogate-Key: a b`, removes every entry tagged `a` or `b` instead (the target is then
+    /// not used); with `Soft-Purge: 1`, marks the entries stale instead of removing them.
     private func purgeAnswer(_ head: HTTPRequestHead, access: PurgeAccess, fromLoopback: Bool) async -> ProxyAnswer {
         guard access.allows(fromLoopback: fromLoopback, authorization: head.headers.first(name: "authorization"))
         else { return .error(.forbidden) }
-        guard let url = upstreamURL(target: head.uri).flatMap(URL.init(string:)) else { return .error(.badRequest) }
-        let removed = await client.cache.purgeCachedResponses(for: URLRequest(url: url))
-        metrics?.recordPurge(removedEntries: removed)
+        let soft = head.headers.first(name: "soft-purge") == "1"
+        let tags = head.headers["surrogate-key"].flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "," }) }
+        let cache = client.cache
+        var count = 0
+        if !tags.isEmpty {
+            for tag in Set(tags.map(String.init)) {
+                count +=
+                    soft
+                    ? await cache.invalidateCachedResponses(taggedWith: tag)
+                    : await cache.removeCachedResponses(taggedWith: tag)
+            }
+        } else {
+            guard let url = upstreamURL(target: head.uri).flatMap(URL.init(string:)) else { return .error(.badRequest) }
+            let request = URLRequest(url: url)
+            count =
+                soft
+                ? await cache.invalidateCachedResponse(for: request) : await cache.purgeCachedResponses(for: request)
+        }
+        metrics?.recordPurge(removedEntries: count)
         var body = ByteBuffer()
-        body.writeString("{\"purged\":\(removed)}\n")
+        body.writeString("{\"\(soft ? "invalidated" : "purged")\":\(count)}\n")
         return ProxyAnswer(
-            status: removed > 0 ? .ok : .notFound,
+            status: count > 0 ? .ok : .notFound,
             headers: ["Content-Type": "application/json", "Content-Length": String(body.readableBytes)],
             body: .bytes(body), cacheStatus: nil, cacheStatusMember: nil)
     }

@@ -103,6 +103,14 @@ public struct Freshness: Sendable, Hashable {
                 headerFields: stored.headerFields, requestTime: HTTPDate(stored.requestTime), responseTime: responseTime
             )
             self.responseTimeSeconds = responseTime.secondsSince1970
+            if let invalidatedAt = stored.invalidatedAt {
+                // A soft purge ends the lifetime at the age the response had then, so staleness
+                // counts from the purge (the stale-while-revalidate window starts there).
+                let ageThen = Freshness.currentAge(
+                    correctedInitialAge: correctedInitialAgeSeconds, responseTime: responseTimeSeconds,
+                    now: HTTPDate(invalidatedAt).secondsSince1970)
+                self.lifetimeSeconds = min(lifetimeSeconds, ageThen)
+            }
         }
     }
 

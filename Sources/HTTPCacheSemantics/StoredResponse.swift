@@ -22,6 +22,10 @@ public struct StoredResponse: Sendable, Hashable {
     public var requestTime: Date
     /// When the response was received (`response_time` of RFC 9111 §4.2.3).
     public var responseTime: Date
+    /// When the cache was told the response is no longer fresh (a soft purge), or `nil`: its
+    /// freshness lifetime ends there, so it is stale from then on and may still be served where
+    /// stale responses are allowed (`stale-while-revalidate`, `stale-if-error`).
+    public var invalidatedAt: Date?
 
     /// Creates a stored response.
     ///

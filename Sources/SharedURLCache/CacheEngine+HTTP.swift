@@ -44,9 +44,10 @@ extension CacheEngine {
         if let kept = found.exchange?.parsed, kept.configuration == policy {
             parsed = kept
         } else {
-            guard let stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt) else {
+            guard var stored = Self.storedResponse(head: found.entry.head, storedAt: found.entry.storedAt) else {
                 return nil
             }
+            stored.invalidatedAt = found.entry.invalidatedAt
             parsed = ParsedStoredResponse(stored, configuration: policy)
             if let stamp = found.stamp {
                 memory.withLock {

@@ -182,7 +182,7 @@ extension CacheEngine {
                     onFailure: { [weak self] error in self?.storedBodyFailed(error) })
                 let entry = CacheEntry(
                     head: head, body: Data(), userInfo: found.record.userInfo,
-                    storedAt: found.record.storedAt, inMemoryOnly: false)
+                    storedAt: found.record.storedAt, invalidatedAt: found.record.invalidatedAt, inMemoryOnly: false)
                 return FoundEntry(
                     entry: entry, storedBody: body, memoryKey: memoryKey, fromMemory: false, stamp: nil,
                     built: nil)
@@ -210,7 +210,7 @@ extension CacheEngine {
     private func remembered<Extra>(_ found: DiskRecord<Extra>, head: ResponseHead, body: Data) -> FoundEntry {
         let entry = CacheEntry(
             head: head, body: body, userInfo: found.record.userInfo, storedAt: found.record.storedAt,
-            inMemoryOnly: false)
+            invalidatedAt: found.record.invalidatedAt, inMemoryOnly: false)
         let stamp = remember(entry, at: found.memoryKey, version: found.record.version, vary: found.vary)
         return FoundEntry(
             entry: entry, storedBody: nil, memoryKey: found.memoryKey, fromMemory: false, stamp: stamp,

@@ -155,8 +155,16 @@ extension CacheEngine {
         let descriptor = RecordDescriptor(
             key: prepared.key, variant: prepared.variant, partition: Array(configuration.partition.utf8),
             head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
-            appFlags: RecordKind.response.rawValue, otherVariants: Self.otherVariants(for: prepared.vary))
+            appFlags: RecordKind.response.rawValue, otherVariants: Self.otherVariants(for: prepared.vary),
+            tags: tags(of: prepared.entry.head))
         return try store.store(descriptor, body: Array(prepared.entry.body), capacityBytes: capacity)
+    }
+
+    /// The tags a response is stored with: the values of the configured tag fields
+    /// (``SharedCacheConfiguration/tagFieldNames``).
+    func tags(of head: ResponseHead) -> [String] {
+        CacheTags.tags(
+            in: head.headerFields.lazy.map { (name: $0.name, value: $0.value) }, names: configuration.tagFieldNames)
     }
 
     /// What a response's store does to the key's other variants, in its own commit. Without
@@ -196,6 +204,40 @@ extension CacheEngine {
         }
         memory.withLock { $0.removeAll(key: key) }
         return removed
+    }
+
+    /// Removes (or, `soft`, marks stale) this partition's entries tagged `tag`, in every
+    /// process: the index finds them through its tag postings. Memory-only entries with the tag
+    /// go too; the others were read from disk, so their next use finds the index changed.
+    /// Returns how many stored entries were removed or marked.
+    @discardableResult
+    func purge(tag: String, soft: Bool) -> Int {
+        var count = 0
+        if let store {
+            do {
+                let report = try store.purge(tag: tag, partition: Array(configuration.partition.utf8), soft: soft)
+                count = soft ? report.invalidatedEntries : report.removedEntries
+            } catch {
+                logger.warning(
+                    "purge by tag failed", metadata: ["tag": "\(tag)", "error": "\(error.detailedDescription())"])
+            }
+        }
+        memory.withLock { $0.removeAll(where: { $0.version == nil && tags(of: $0.entry.head).contains(tag) }) }
+        return count
+    }
+
+    /// Marks every variant of `key` stale (a soft purge); returns how many were marked.
+    @discardableResult
+    func invalidate(key: [UInt8]) -> Int {
+        var marked = 0
+        if let store {
+            do { marked = try store.invalidate(key: key, variant: nil) } catch {
+                logger.warning("soft purge failed", metadata: ["error": "\(error.detailedDescription())"])
+            }
+        }
+        // Memory-only entries have no record to mark: they go; the others are read again, marked.
+        memory.withLock { $0.removeAll(key: key) }
+        return marked
     }
 
     func removeStored(since date: Date) {

@@ -110,7 +110,7 @@ extension CacheEngine {
                     key: plan.key, variant: plan.variant, partition: Array(configuration.partition.utf8),
                     head: headBytes,
                     userInfo: plan.userInfo, storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue,
-                    otherVariants: Self.otherVariants(for: plan.vary)),
+                    otherVariants: Self.otherVariants(for: plan.vary), tags: tags(of: head)),
                 capacityBytes: capacity)
         } catch {
             dropRefused(key: plan.key, error, url: url)

@@ -13,6 +13,8 @@ struct CacheEntry: Sendable {
     /// Binary property list of the userInfo dictionary; empty when there is none.
     var userInfo: [UInt8]
     var storedAt: Date
+    /// When a soft purge marked the stored entry stale (from its index record); `nil` when never.
+    var invalidatedAt: Date? = nil
     /// Where this entry may live: `.allowed` (disk and memory) or `.allowedInMemoryOnly`.
     var inMemoryOnly: Bool
 

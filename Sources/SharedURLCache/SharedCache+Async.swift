@@ -32,6 +32,25 @@ extension SharedCache {
         return await offloaded { self.engine.remove(key: lookup.key) }
     }
 
+    /// Removes what was stored with `tag`; see ``removeCachedResponses(taggedWith:)``.
+    @discardableResult
+    public func removeCachedResponses(taggedWith tag: String) async -> Int {
+        await offloaded { self.engine.purge(tag: tag, soft: false) }
+    }
+
+    /// Marks what was stored with `tag` stale; see ``invalidateCachedResponses(taggedWith:)``.
+    @discardableResult
+    public func invalidateCachedResponses(taggedWith tag: String) async -> Int {
+        await offloaded { self.engine.purge(tag: tag, soft: true) }
+    }
+
+    /// Marks every variant stored for `request` stale; see ``invalidateCachedResponse(for:)``.
+    @discardableResult
+    public func invalidateCachedResponse(for request: URLRequest) async -> Int {
+        guard let lookup = engine.lookupKey(for: request) else { return 0 }
+        return await offloaded { self.engine.invalidate(key: lookup.key) }
+    }
+
     /// Removes what was stored at or after `date`; see ``removeCachedResponses(since:)``.
     public func removeCachedResponses(since date: Date) async {
         await offloaded { self.engine.removeStored(since: date) }

@@ -194,6 +194,36 @@ public final class SharedCache: Sendable {
         engine.remove(key: lookup.key)
     }
 
+    /// Removes every response of this cache's partition stored with the tag `tag` (a value of
+    /// one of ``SharedCacheConfiguration/tagFieldNames``, e.g. `Surrogate-Key`), on disk (for
+    /// every process) and here. The index keeps the entries of each tag, so this reads only
+    /// those, never the rest of the directory.
+    /// - Returns: how many stored entries were removed.
+    @discardableResult
+    public func removeCachedResponses(taggedWith tag: String) -> Int {
+        engine.purge(tag: tag, soft: false)
+    }
+
+    /// Marks every response of this cache's partition stored with `tag` stale instead of
+    /// removing it (a soft purge): the HTTP flows (``HTTPCachingFlow``, `CachingHTTPClient`, the
+    /// proxy) revalidate it before reuse, and may still serve it within `stale-while-revalidate`
+    /// or `stale-if-error`, counted from the purge. ``cachedResponse(for:)`` still returns it, as
+    /// `URLCache` returns stale responses.
+    /// - Returns: how many stored entries were marked now.
+    @discardableResult
+    public func invalidateCachedResponses(taggedWith tag: String) -> Int {
+        engine.purge(tag: tag, soft: true)
+    }
+
+    /// Marks every variant stored for `request` stale (a soft purge); see
+    /// ``invalidateCachedResponses(taggedWith:)``.
+    /// - Returns: how many stored entries were marked now.
+    @discardableResult
+    public func invalidateCachedResponse(for request: URLRequest) -> Int {
+        guard let lookup = engine.lookupKey(for: request) else { return 0 }
+        return engine.invalidate(key: lookup.key)
+    }
+
     /// Removes every response stored at or after `date`, on disk and in memory.
     public func removeCachedResponses(since date: Date) {
         engine.removeStored(since: date)

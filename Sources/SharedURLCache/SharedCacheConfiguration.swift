@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCacheSemantics
 import Logging
 import SharedURLCacheStore
 
@@ -31,6 +32,10 @@ public struct SharedCacheConfiguration: Sendable {
     public var store: CacheStoreConfiguration
     /// Where refusals and dropped corrupt entries are reported.
     public var logger: Logger
+    /// The response fields whose values are stored as the entry's tags, by which
+    /// ``SharedCache/removeCachedResponses(taggedWith:)`` and `urlcache purge --tag` find it
+    /// (default `Surrogate-Key`, `Cache-Tag`, `xkey`: ``CacheTags``); empty stores no tags.
+    public var tagFieldNames: [String] = CacheTags.defaultFieldNames
 
     /// Creates a configuration.
     /// - Parameters:

@@ -100,11 +100,36 @@ struct ListingAndPurgeTests {
         #expect(try !maintainer.verify().damageFound)
     }
 
+    @Test("purge --tag goes through the tag index (per partition too); --soft marks instead of removing")
+    func purgeByTag() throws {
+        let dir = TestDirectory()
+        let maintainer = try populated(dir)
+        for (i, partition) in ["", "alpha", "alpha", "beta"].enumerated() {
+            let key = try StoredKey.encode(partition: partition, method: "GET", url: "https://t.example/\(i)")
+            try maintainer.store.store(
+                RecordDescriptor(key: key, partition: bytes(partition), tags: ["sale", "t\(i)"]), body: bytes("t"))
+        }
+        let dry = try maintainer.purge(PurgeSelection(partition: "alpha", tag: "sale"), dryRun: true)
+        #expect(dry.method == "scan" && dry.matchedEntries == 2 && dry.removedEntries == 0)
+        let alpha = try maintainer.purge(PurgeSelection(partition: "alpha", tag: "sale"))
+        // The tag's 4 records are read (the partition is in the record); alpha's 2 go.
+        #expect(alpha.method == "tag-index" && alpha.removedEntries == 2 && alpha.recordsRead == 4)
+        let soft = try maintainer.purge(PurgeSelection(tag: "sale", soft: true))
+        #expect(soft.invalidatedEntries == 2 && soft.removedEntries == 0 && soft.recordsRead == 2)
+        let url = try maintainer.purge(PurgeSelection(url: "https://api.example.com/v1/items/1?q=1", soft: true))
+        #expect(url.invalidatedEntries == 3 && url.removedEntries == 0)
+        let key = try StoredKey.encode(partition: "beta", method: "GET", url: "https://api.example.com/v1/items/1?q=1")
+        #expect(try maintainer.store.record(for: key)?.invalidatedAt != nil)
+        #expect(try maintainer.purge(PurgeSelection(tag: "sale")).removedEntries == 2)
+        #expect(try !maintainer.verify().damageFound)
+    }
+
     @Test(
         "purge selections that are empty or contradictory are usage errors",
         arguments: [
             PurgeSelection(), PurgeSelection(url: "https://a.test/", all: true),
             PurgeSelection(url: "https://a.test/", urlPrefix: "https://a.test/"), PurgeSelection(url: "not a url"),
+            PurgeSelection(url: "https://a.test/", tag: "t"), PurgeSelection(tag: ""), PurgeSelection(tag: "a\nb"),
         ])
     func badSelections(selection: PurgeSelection) throws {
         let dir = TestDirectory()

@@ -4,7 +4,8 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 20 item 2 (part): `PURGE <target>` on the proxy, opt-in, from loopback or with a token.
+/// Issue 20 item 2: `PURGE <target>` on the proxy, opt-in, from loopback or with a token; by
+/// `Surrogate-Key`, and soft (`Soft-Purge: 1`).
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyPurgeTests {
     static func cacheable(_ request: LoopbackOrigin.Request, _ count: Int) -> LoopbackOrigin.Response {
@@ -52,6 +53,37 @@ struct ProxyPurgeTests {
         defer { metrics.close() }
         let text = try await metrics.exchange("GET", "/metrics").text
         #expect(ProxyMetricsTests.sample(text, "urlcache_proxy_purges_total") == 3, "\(text)")
+        try await fixture.stop()
+    }
+
+    static func tagged(_ request: LoopbackOrigin.Request, _ count: Int) -> LoopbackOrigin.Response {
+        let tag = request.target.split(separator: "/").first.map(String.init) ?? "none"
+        return LoopbackOrigin.Response(
+            status: 200,
+            headers: [
+                ("Cache-Control", "max-age=600, stale-while-revalidate=60"), ("ETag", "\"e\(count)\""),
+                ("Surrogate-Key", "\(tag) all"),
+            ], body: "t\(count)")
+    }
+
+    @Test("PURGE with Surrogate-Key removes the entries of those tags only; with Soft-Purge: 1 it marks them stale")
+    func tagPurge() async throws {
+        let fixture = try await ProxyFixture.start(configure: { $0.purge = PurgeAccess() }, Self.tagged)
+        for path in ["/red/1", "/red/2", "/blue/1"] { _ = try await fixture.send("GET", path) }
+        let purged = try await fixture.send("PURGE", "/", headers: [("Surrogate-Key", "red")])
+        #expect(purged.status == 200 && purged.text == "{\"purged\":2}\n", "\(purged.status) \(purged.text)")
+        #expect(try await fixture.send("GET", "/blue/1").header("Cache-Status")?.contains("hit") == true)
+        #expect(try await fixture.send("GET", "/red/1").text == "t4")
+        #expect(fixture.origin.requestCount == 4)
+
+        let soft = try await fixture.send("PURGE", "/", headers: [("Surrogate-Key", "blue red"), ("Soft-Purge", "1")])
+        #expect(soft.status == 200 && soft.text == "{\"invalidated\":2}\n", "\(soft.status) \(soft.text)")
+        // Stale now, served within stale-while-revalidate while the origin is asked again.
+        let stale = try await fixture.send("GET", "/blue/1")
+        #expect(stale.text == "t3", "\(stale.headers)")
+        for _ in 0..<1000 where fixture.origin.requestCount < 5 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fixture.origin.requests.last?.header("If-None-Match") == "\"e3\"")
+        #expect(try await fixture.send("PURGE", "/", headers: [("Surrogate-Key", "none")]).status == 404)
         try await fixture.stop()
     }
 

@@ -87,7 +87,8 @@ package struct PurgeReport: Sendable, Hashable, Codable {
     /// Index records read to find the entries, with `tag-index` (the tag's entries only).
     package var recordsRead: Int?
     /// `scan` (walk + remove each), `store-time-index` (`--since` alone), `tag-index` (`--tag`,
-    /// through the index's tag postings) or `all`.
+    /// through the index's tag postings), `key-index` (`--url` with `--partition`: the URL's keys
+    /// looked up directly) or `all`.
     package var method: String
 }
 
@@ -108,6 +109,11 @@ extension CacheMaintainer {
                 directory: directory, selection: selection, dryRun: false, matchedEntries: touched, matchedBytes: 0,
                 removedEntries: result.removedEntries, invalidatedEntries: result.invalidatedEntries,
                 recordsRead: result.recordsRead, method: "tag-index")
+        }
+        if let url = selection.url, let partition = selection.partition, selection.storedSince == nil,
+            selection.tag == nil
+        {
+            return try purgeDirectly(url: url, partition: partition, selection: selection, dryRun: dryRun)
         }
         var matched: [(key: [UInt8], variant: [UInt8])] = []
         var matchedBytes = 0
@@ -145,6 +151,34 @@ extension CacheMaintainer {
             if !dryRun { report.removedEntries = try store.removeAll(storedSince: since) }
         } else if !dryRun {
             for entry in matched { report.removedEntries += try store.remove(key: entry.key, variant: entry.variant) }
+        }
+        return report
+    }
+
+    /// `--url` with `--partition`: the keys are known (GET and HEAD, the methods the cache keys
+    /// on), so their variants are found and removed through the index, without a walk.
+    private func purgeDirectly(url: String, partition: String, selection: PurgeSelection, dryRun: Bool) throws
+        -> PurgeReport
+    {
+        var report = PurgeReport(
+            directory: directory, selection: selection, dryRun: dryRun, matchedEntries: 0, matchedBytes: 0,
+            removedEntries: 0, method: "key-index")
+        for method in ["GET", "HEAD"] {
+            let key = try StoredKey.encode(partition: partition, method: method, url: url)
+            for variant in try store.variants(for: key) {
+                guard
+                    let record = try store.record(
+                        for: key, variant: variant.variant, includeBody: false, countAsUse: false)
+                else { continue }
+                report.matchedEntries += 1
+                report.matchedBytes += record.footprintSize
+            }
+            guard !dryRun else { continue }
+            if selection.soft {
+                report.invalidatedEntries += try store.invalidate(key: key)
+            } else {
+                report.removedEntries += try store.remove(key: key)
+            }
         }
         return report
     }

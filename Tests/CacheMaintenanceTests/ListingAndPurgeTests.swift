@@ -100,7 +100,9 @@ struct ListingAndPurgeTests {
         #expect(try !maintainer.verify().damageFound)
     }
 
-    @Test("purge --tag goes through the tag index (per partition too); --soft marks instead of removing")
+    @Test(
+        "purge --tag goes through the tag index (per partition too), --url with --partition through the key; --soft marks instead of removing"
+    )
     func purgeByTag() throws {
         let dir = TestDirectory()
         let maintainer = try populated(dir)
@@ -121,6 +123,12 @@ struct ListingAndPurgeTests {
         let key = try StoredKey.encode(partition: "beta", method: "GET", url: "https://api.example.com/v1/items/1?q=1")
         #expect(try maintainer.store.record(for: key)?.invalidatedAt != nil)
         #expect(try maintainer.purge(PurgeSelection(tag: "sale")).removedEntries == 2)
+        // --url with --partition looks its keys up instead of walking; alpha's has a variant too.
+        let direct = PurgeSelection(url: "HTTPS://api.example.com/v1/items/0?q=1", partition: "alpha")
+        let directDry = try maintainer.purge(direct, dryRun: true)
+        #expect(directDry.method == "key-index" && directDry.matchedEntries == 2 && directDry.removedEntries == 0)
+        #expect(try maintainer.purge(direct).removedEntries == 2)
+        #expect(try maintainer.purge(PurgeSelection(url: "https://api.example.com/v1/items/0?q=1")).removedEntries == 2)
         #expect(try !maintainer.verify().damageFound)
     }
 

@@ -525,6 +525,7 @@ static void cache_free(suc_cache *c) {
     suc_os_close(c->bodiesfd);
     suc_os_close(c->tmpfd);
     suc_os_close(c->unsyncedfd);
+    suc_os_close(c->leasefd);
     suc_os_close(c->rootfd);
     free(c->touches);
     free(c->root_path);
@@ -533,13 +534,15 @@ static void cache_free(suc_cache *c) {
     pthread_mutex_destroy(&c->commit_mu);
     pthread_cond_destroy(&c->commit_cv);
     pthread_mutex_destroy(&c->touch_mu);
+    pthread_mutex_destroy(&c->lease_mu);
     free(c);
 }
 
 static suc_cache *cache_alloc(void) {
     suc_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = -1;
+    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = c->leasefd = -1;
+    pthread_mutex_init(&c->lease_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     /* Map growth must not starve behind a stream of lookups. */

@@ -236,6 +236,8 @@ struct suc_cache {
 
     suc_options opts;
     int rootfd, bodiesfd, tmpfd;
+    int leasefd;             /* the `leases` file, opened at the first lease (lease.c); -1 before */
+    pthread_mutex_t lease_mu;
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
@@ -309,6 +311,8 @@ int suc_unsynced_sync(suc_cache *c, suc_error *err);
 /* "index.lmdb" for generation 0 (every earlier release's name), "index.g<N>.lmdb" after. */
 void suc_index_file_name(uint64_t gen, char out[SUC_INDEX_NAME_LEN]);
 int suc_is_control_file(const char *name);
+/* The request-lease file (lease.c). */
+#define SUC_LEASE_FILE "leases"
 int suc_is_index_file(const char *name);
 int suc_gen_exists(int rootfd);
 int suc_gen_create(int rootfd, uint64_t gen, suc_error *err);

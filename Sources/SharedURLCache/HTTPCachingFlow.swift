@@ -177,6 +177,8 @@ public final class HTTPCachingFlow: Sendable {
         let originBody: OriginBody
         do {
             (response, originBody) = try await fetch(conditional, nil)
+        } catch let deferred as OriginRequestDeferred {
+            throw deferred // another process asks the origin; not an unreachable origin
         } catch {
             // No answer at all (refused, closed, reset, timed out): no fwd-status.
             switch RevalidationOutcome.originUnreachable(

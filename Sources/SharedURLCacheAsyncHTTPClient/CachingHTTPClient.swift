@@ -20,8 +20,10 @@ import SharedURLCache
 ///
 /// - Request collapsing: concurrent GETs of one URL that would reach the origin at once (a
 ///   miss, a revalidation) send one request; the others wait for it and are then answered from
-///   the cache. In-process only; see ``Configuration/collapsesRequests`` and `RequestCollapser`
-///   for what happens with `Vary` and with responses that were not stored.
+///   the cache. Across processes too: the request that goes holds the directory's lease on the
+///   URL, and other processes' requests wait for it (`OriginLease`). See
+///   ``Configuration/collapsesRequests`` and `RequestCollapser` for what happens with `Vary` and
+///   with responses that were not stored.
 /// - Bodies stream both ways with bounded memory (``HTTPCachingFlow/streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)``):
 ///   a miss is passed to the caller chunk by chunk as the origin sends it and written to the
 ///   store on the way, and committed only after its last chunk (a body past
@@ -153,9 +155,12 @@ public final class CachingHTTPClient: Sendable {
             let cap = configuration.maximumBodyBytes
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
                 let followed: RequestCollapser.Followed?
-                (answer, followed) = try await collapser.run(url: url, request: head) {
-                    try await flow.streamingResponse(
-                        for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                let cache = flow.cache
+                (answer, followed) = try await collapser.run(url: url, request: head) { key in
+                    try await OriginLease.run(cache: cache, name: key, deadline: deadline, fetch: fetch) { fetch in
+                        try await flow.streamingResponse(
+                            for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                    }
                 } learn: { answer in
                     RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
                 } settled: { answer in

@@ -72,7 +72,8 @@ final class RequestCollapser: Sendable {
     }
 
     /// Runs `body` once per concurrent wave of requests with the same key: as the leader, or after
-    /// waiting for the leader (at most two rounds, see the type's comment).
+    /// waiting for the leader (at most two rounds, see the type's comment). `body` gets the key,
+    /// which the leader also collapses on across processes (``OriginLease``).
     ///
     /// The leader's answer streams: what it stores is committed only after its caller has read
     /// the body to the end. So the flight ends when `settled` says the store is settled
@@ -81,18 +82,18 @@ final class RequestCollapser: Sendable {
     /// - Returns: the answer, and for a request that waited on a leader, why that one went
     ///   forward (`forward` of its answer).
     func run<T>(
-        url: String, request: HTTPRequest, _ body: () async throws -> T,
+        url: String, request: HTTPRequest, _ body: (_ key: String) async throws -> T,
         learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement,
         forward: (T) -> CacheStatusMember.Forward?
     ) async rethrows -> (T, Followed?) {
-        guard var key = key(url: url, request: request) else { return (try await body(), nil) }
+        guard var key = key(url: url, request: request) else { return (try await body(url), nil) }
         var followed: Followed?
         for _ in 0..<2 {
             switch await waitOrLead(key) {
             case .leader:
                 let answer: T
                 do {
-                    answer = try await body()
+                    answer = try await body(key)
                 } catch {
                     finish(key, leaderForward: nil)
                     throw error
@@ -112,7 +113,7 @@ final class RequestCollapser: Sendable {
             guard let next = self.key(url: url, request: request), next != key else { break }
             key = next
         }
-        return (try await body(), followed)
+        return (try await body(key), followed)
     }
 
     /// How many requests wait on a leader now.

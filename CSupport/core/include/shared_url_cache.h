@@ -398,6 +398,32 @@ int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void 
 int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                    size_t variant_len, uint64_t *out_marked, suc_error *err);
 
+/* ---- Request leases (lease.c; docs/Design.md "Collapsing across processes") ------------- */
+
+/* A lease says "one process is fetching this from the origin": processes that miss the same
+ * name meanwhile wait for it and then read what it stored, instead of sending the same request.
+ * A lease is an advisory write lock (Linux open-file-description lock) on one byte of the
+ * directory's `leases` file, at an offset given by SHA-256(name): it takes no disk write, no
+ * index transaction and no thread, and the kernel drops it when its process dies (kill -9
+ * included), so a dead owner's lease is free at once. Within one process leases never conflict
+ * (one open file description per directory): collapse within a process first. */
+#define SUC_LEASE_ACQUIRED 0 /* this process holds the lease now */
+#define SUC_LEASE_HELD 1     /* another process holds it */
+#define SUC_LEASE_FREE 2     /* suc_lease_state: nobody holds it */
+
+/* Takes the lease of `name`, or says who has it (never waits). */
+int suc_lease_try(suc_cache *cache, const void *name, size_t name_len, int *out_state, suc_error *err);
+
+/* Whether another process holds the lease of `name` now (SUC_LEASE_HELD or SUC_LEASE_FREE), and,
+ * when free, whether its last owner released it normally at or after `since_ms` (1) or not
+ * (0: it died, or released long ago, or a release of another name shares the note slot). */
+int suc_lease_state(suc_cache *cache, const void *name, size_t name_len, int64_t since_ms, int *out_state,
+                    int *out_released, suc_error *err);
+
+/* Releases the lease of `name`, first noting that its owner finished normally (what waiting
+ * processes read to tell a finished owner from a dead one). */
+int suc_lease_release(suc_cache *cache, const void *name, size_t name_len, suc_error *err);
+
 /* ---- Counters -------------------------------------------------------------------------- */
 
 typedef struct suc_stats {

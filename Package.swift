@@ -194,8 +194,9 @@ if !coreOnly {
         // uses, brings it too).
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ]
-    // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`).
-    package.targets.first { $0.name == "urlcache" }?.dependencies.append("CachingProxy")
+    // `urlcache proxy` (tools/urlcache/Subcommands/Proxy.swift, behind `#if canImport(CachingProxy)`);
+    // its --parent options build the client's ParentTier.
+    package.targets.first { $0.name == "urlcache" }?.dependencies += ["CachingProxy", "SharedURLCacheAsyncHTTPClient"]
     // What every target on the networking layer imports.
     let networking: [Target.Dependency] = [
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -228,10 +229,13 @@ if !coreOnly {
                 .product(name: "Logging", package: "swift-log"),
             ] + networking
         ),
+        // Test support: real Varnish instances (Debian's varnishd) as parent caches on loopback.
+        .target(name: "VarnishParent", dependencies: ["LoopbackOrigin", "TestProcess"], path: "Tests/VarnishParent"),
         .testTarget(
             name: "CachingProxyTests",
             dependencies: [
                 "CachingProxy", "SharedURLCache", "SharedURLCacheAsyncHTTPClient", "LoopbackOrigin", "TestProcess",
+                "VarnishParent",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ] + networking
@@ -240,6 +244,7 @@ if !coreOnly {
             name: "SharedURLCacheAsyncHTTPClientTests",
             dependencies: [
                 "SharedURLCacheAsyncHTTPClient", "SharedURLCache", "CacheWorker", "LoopbackOrigin", "TestProcess",
+                "VarnishParent",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ] + networking
         ),

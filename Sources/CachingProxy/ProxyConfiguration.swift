@@ -130,6 +130,15 @@ public struct ProxyConfiguration: Sendable {
         set { client.caching.policy.targetedFields = newValue }
     }
 
+    /// Parent caches (Varnish, Traffic Server, nginx, a CDN) that misses and revalidations go to
+    /// before the origin, chosen per URL by rendezvous hashing, with failover and a direct
+    /// fallback (``ParentTier``); `nil` (the default) goes to the origin. The same setting as
+    /// `client.parents`.
+    public var parents: ParentTier? {
+        get { client.parents }
+        set { client.parents = newValue }
+    }
+
     /// Parses a comma-separated list of field names (empty: none).
     /// - Throws: ``ProxyConfigurationError/invalidFieldName(_:)``.
     public static func fieldNames(_ text: String) throws(ProxyConfigurationError) -> [HTTPField.Name] {
@@ -159,11 +168,16 @@ public struct PurgeAccess: Sendable, Hashable {
     public var loopback: Bool
     /// Any client sending `Authorization: Bearer <token>` with this token may purge.
     public var token: String?
+    /// Also send the `PURGE` to every parent cache (``ProxyConfiguration/parents``), after the
+    /// proxy's own entries are removed (`CachingHTTPClient.purgeParents(of:timeout:)`); the
+    /// answer still counts the proxy's entries only. Default false.
+    public var sendsToParents: Bool
 
     /// Purges from loopback clients and, when `token` is given, from clients that present it.
-    public init(loopback: Bool = true, token: String? = nil) {
+    public init(loopback: Bool = true, token: String? = nil, sendsToParents: Bool = false) {
         self.loopback = loopback
         self.token = token
+        self.sendsToParents = sendsToParents
     }
 
     /// Whether a `PURGE` from `address` with these request headers is allowed.

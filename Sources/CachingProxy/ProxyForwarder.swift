@@ -81,6 +81,8 @@ struct ProxyForwarder: Sendable {
         } else {
             guard let url = upstreamURL(target: head.uri).flatMap(URL.init(string:)) else { return .error(.badRequest) }
             let request = URLRequest(url: url)
+            // Parents first: a miss between the two would store a parent's old copy here again.
+            if access.sendsToParents, !soft { _ = try? await client.purgeParents(of: url.absoluteString) }
             count =
                 soft
                 ? await cache.invalidateCachedResponse(for: request) : await cache.purgeCachedResponses(for: request)

@@ -52,6 +52,9 @@ extension CachingHTTPClient {
         /// every answer by its `Cache-Status`); `nil` (the default) uses the factory the
         /// application bootstrapped, `MetricsSystem.factory`.
         public var metricsFactory: (any MetricsFactory)?
+        /// Parent caches asked before the origin for GET and HEAD (a miss, a revalidation);
+        /// `nil` (the default) goes to the origin. See ``ParentTier``.
+        public var parents: ParentTier?
 
         /// Creates a configuration.
         /// - Parameters:

@@ -13,15 +13,28 @@ extension CachingHTTPClient {
     ///   - deadline: the `execute`'s deadline, shared by all its exchanges.
     ///   - body: the caller's request body, sent with unsafe methods (the flow calls fetch once
     ///     for those, so a one-shot streaming body is fine).
-    func originFetch(deadline: NIODeadline, body: HTTPClientRequest.Body?) -> HTTPCachingFlow.StreamingFetch {
+    ///   - trace: told when the parent tier could not answer an exchange.
+    func originFetch(
+        deadline: NIODeadline, body: HTTPClientRequest.Body?, trace: ParentRouter.Trace
+    ) -> HTTPCachingFlow.StreamingFetch {
         let httpClient = self.httpClient
+        let parentRouter = self.parentRouter
         return { request, _ in
             guard let url = request.absoluteURL else { throw CachingHTTPClientError.invalidRequest("no absolute URL") }
             var outbound = HTTPClientRequest(url: url)
             outbound.method = HTTPMethod(rawValue: request.method.rawValue)
             for field in request.headerFields { outbound.headers.add(name: field.name.rawName, value: field.value) }
             if request.method != .get && request.method != .head { outbound.body = body }
-            let response = try await httpClient.execute(outbound, deadline: deadline)
+            let response: HTTPClientResponse
+            if let parentRouter, request.method == .get || request.method == .head, let authority = request.authority,
+                let scheme = request.scheme
+            {
+                response = try await parentRouter.execute(
+                    outbound, url: url, authority: authority, target: request.path ?? "/", scheme: scheme,
+                    httpClient: httpClient, deadline: deadline, trace: trace)
+            } else {
+                response = try await httpClient.execute(outbound, deadline: deadline)
+            }
 
             var fields = HTTPFields()
             for header in response.headers {

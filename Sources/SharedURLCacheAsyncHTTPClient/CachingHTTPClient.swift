@@ -56,6 +56,8 @@ public final class CachingHTTPClient: Sendable {
     package var requestsWaitingOnLeaders: Int { collapser.waitingFollowers }
     /// Every answer counted by its `Cache-Status` member (``Configuration/metricsFactory``).
     let metrics: CacheStatusMetrics
+    /// Where origin-bound GETs and HEADs go first (``Configuration/parents``); nil without parents.
+    let parentRouter: ParentRouter?
 
     /// The cache the client reads and stores in (already in the client's partition).
     public var cache: SharedCache { flow.cache }
@@ -105,6 +107,7 @@ public final class CachingHTTPClient: Sendable {
         self.configuration = configuration
         self.flow = HTTPCachingFlow(cache: cache, configuration: configuration.flowConfiguration)
         self.metrics = CacheStatusMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        self.parentRouter = configuration.parents.map(ParentRouter.init(tier:))
     }
 
     // MARK: Executing
@@ -148,7 +151,8 @@ public final class CachingHTTPClient: Sendable {
                 status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
                 cacheStatusMember: member)
         }
-        let fetch = originFetch(deadline: deadline, body: request.body)
+        let trace = ParentRouter.Trace()
+        let fetch = originFetch(deadline: deadline, body: request.body, trace: trace)
         let flow = self.flow
         do {
             var answer: CachedHTTPStreamingResponse
@@ -175,6 +179,7 @@ public final class CachingHTTPClient: Sendable {
                 answer = try await flow.streamingResponse(
                     for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
+            answer.cacheStatusMember = trace.noting(answer.cacheStatusMember)
             metrics.record(answer.cacheStatusMember)
             return Self.response(from: answer)
         }

@@ -10,4 +10,7 @@ public enum CachingHTTPClientError: Error, Sendable, Hashable {
     case bodyTooLarge(limitBytes: Int)
     /// The request cannot be sent: its URL is not absolute http(s), or its method is not a token.
     case invalidRequest(String)
+    /// No parent of ``CachingHTTPClient/Configuration/parents`` could answer (all down, failed or
+    /// answered 502–504) and its fallback is ``ParentTier/Fallback/fail``.
+    case parentsUnavailable
 }

@@ -4,6 +4,7 @@ import CacheMaintenance
 import CachingProxy
 import Foundation
 import HTTPCacheSemantics
+import SharedURLCacheAsyncHTTPClient
 
 /// `urlcache proxy DIR --listen 127.0.0.1:8080 --upstream http://host:port`: an HTTP/1.1 caching
 /// proxy on the directory, for services that are not written in Swift.
@@ -57,6 +58,17 @@ struct Proxy: ParsableCommand {
     var allowPurge = false
     @Option(help: "Also answer PURGE from any client that sends Authorization: Bearer <token>.")
     var purgeToken: String?
+    @Option(
+        help: ArgumentHelp(
+            "A parent cache (http://host:port; repeat for a tier) asked before the origin.",
+            discussion: "Each URL goes to one parent by rendezvous hashing; a failed parent is skipped with a back-off."
+        ))
+    var parent: [String] = []
+    @Option(help: "When every parent is down: direct (go to the origin) or fail.") var parentFallback = "direct"
+    @Option(help: "Seconds a parent has to send its response head before the next one is tried.")
+    var parentTimeout = 10
+    @Flag(help: "Send an allowed PURGE on to every parent too (with --allow-purge or --purge-token).")
+    var purgeParents = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
@@ -82,8 +94,24 @@ struct Proxy: ParsableCommand {
             throw ValidationError("--cache-status-name: printable ASCII only: \(cacheStatusName)")
         }
         if let purgeToken, purgeToken.isEmpty { throw ValidationError("--purge-token: empty") }
+        do { _ = try parentTier() } catch { throw ValidationError("--parent: \(error.description)") }
+        guard ["direct", "fail"].contains(parentFallback) else {
+            throw ValidationError("--parent-fallback: direct or fail, not \(parentFallback)")
+        }
+        guard parentTimeout > 0 else { throw ValidationError("--parent-timeout must be positive") }
+        if purgeParents && (parent.isEmpty || !(allowPurge || purgeToken != nil)) {
+            throw ValidationError("--purge-parents needs --parent and --allow-purge or --purge-token")
+        }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+    }
+
+    /// The tier the `--parent` options describe, nil without any.
+    private func parentTier() throws(ParentTierError) -> ParentTier? {
+        guard !parent.isEmpty else { return nil }
+        var tier = try ParentTier(parent, fallback: parentFallback == "fail" ? .fail : .direct)
+        tier.timeout = .seconds(Int64(parentTimeout))
+        return tier
     }
 
     func run() throws {
@@ -104,8 +132,9 @@ struct Proxy: ParsableCommand {
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
         if allowPurge || purgeToken != nil {
-            configuration.purge = PurgeAccess(loopback: allowPurge, token: purgeToken)
+            configuration.purge = PurgeAccess(loopback: allowPurge, token: purgeToken, sendsToParents: purgeParents)
         }
+        configuration.parents = try parentTier()
         configuration.metricsAddress = try metricsListen.map { try ProxyConfiguration.listenAddress($0) }
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)
         let cache = ProxyCacheSettings(

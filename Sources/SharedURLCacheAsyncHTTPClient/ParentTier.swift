@@ -63,8 +63,11 @@ public struct ParentTier: Sendable, Hashable {
     public var parents: [Parent]
     /// What happens when every parent is down (default ``Fallback/direct``).
     public var fallback: Fallback
-    /// The time a parent has to send its response head (default 10 s); past it the parent counts
-    /// as failed and the request moves on. Connecting is bounded by the `HTTPClient`'s connect timeout.
+    /// The time a parent has to send its response head (default 30 s); past it the parent counts
+    /// as failed and the request moves on. A parent waits for the origin on its misses, so this
+    /// must be longer than the origin's slowest answer, or a slow object would mark parents down.
+    /// Connecting is bounded by the `HTTPClient`'s connect timeout (3 s by default), which is what
+    /// finds a parent whose host is gone.
     public var timeout: TimeAmount
     /// How long a parent stays down after its first failure (default 1 s).
     public var retryAfter: TimeAmount
@@ -80,7 +83,7 @@ public struct ParentTier: Sendable, Hashable {
         for text in parents { parsed.append(try Parent(text)) }
         self.parents = parsed
         self.fallback = fallback
-        self.timeout = .seconds(10)
+        self.timeout = .seconds(30)
         self.retryAfter = .seconds(1)
         self.maximumRetryAfter = .seconds(30)
     }

@@ -213,6 +213,31 @@ struct ParentTierTests {
 }
 
 extension ParentTierTests {
+    @Test("collapsing holds per host: each child sends one request for concurrent misses, the tier one to the origin")
+    func collapsingPerHost() async throws {
+        let gate = OriginGate()
+        let fixture = try ParentTierFixture { _, _ in
+            gate.pass()
+            return .init(headers: [("Cache-Control", "max-age=60")], body: "slow")
+        }
+        let children = try (1...3).map { try fixture.child("child\($0)") }
+        let url = fixture.origin.url + "/slow"
+        let answers = Task {
+            try await withThrowingTaskGroup(of: AHCTest.Answer.self) { group in
+                for child in children { for _ in 0..<4 { group.addTask { try await AHCTest.get(child, url) } } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        // Three followers wait behind each child's leader; the leaders' requests meet in Varnish,
+        // which holds all but one of them on its waiting list (request coalescing).
+        let queued = try await gate.open { children.allSatisfy { $0.requestsWaitingOnLeaders == 3 } }
+        #expect(queued)
+        let all = try await answers.value
+        #expect(all.count == 12 && all.allSatisfy { $0.status == 200 && $0.text == "slow" })
+        #expect(all.filter { $0.response.cacheStatusMember.collapsed == true }.count == 9)
+        #expect(fixture.origin.requestCount == 1)
+    }
+
     static func age(_ answer: AHCTest.Answer) -> Int {
         Int(answer.response.headers.first(name: "Age") ?? "") ?? -1
     }

@@ -65,8 +65,8 @@ struct Proxy: ParsableCommand {
         ))
     var parent: [String] = []
     @Option(help: "When every parent is down: direct (go to the origin) or fail.") var parentFallback = "direct"
-    @Option(help: "Seconds a parent has to send its response head before the next one is tried.")
-    var parentTimeout = 10
+    @Option(help: "Seconds a parent has to send its response head (longer than the origin's slowest answer).")
+    var parentTimeout = 30
     @Flag(help: "Send an allowed PURGE on to every parent too (with --allow-purge or --purge-token).")
     var purgeParents = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"

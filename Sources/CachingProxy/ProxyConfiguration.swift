@@ -168,9 +168,10 @@ public struct PurgeAccess: Sendable, Hashable {
     public var loopback: Bool
     /// Any client sending `Authorization: Bearer <token>` with this token may purge.
     public var token: String?
-    /// Also send the `PURGE` to every parent cache (``ProxyConfiguration/parents``), after the
-    /// proxy's own entries are removed (`CachingHTTPClient.purgeParents(of:timeout:)`); the
-    /// answer still counts the proxy's entries only. Default false.
+    /// Also send the `PURGE` to every parent cache (``ProxyConfiguration/parents``), before the
+    /// proxy's own entries are removed (`CachingHTTPClient.purgeParents(of:timeout:)`), so that a
+    /// miss in between cannot store a parent's old copy again; the answer still counts the
+    /// proxy's entries only. Default false.
     public var sendsToParents: Bool
 
     /// Purges from loopback clients and, when `token` is given, from clients that present it.

@@ -14,8 +14,8 @@ extension CachingHTTPClient {
 
     /// Sends `PURGE` for `url` to every parent of ``Configuration/parents``, at once, and returns
     /// what each answered (in the tier's order; empty without parents). The local cache is not
-    /// touched: remove its entries yourself (`SharedCache`), before, so that a request between
-    /// the two cannot store the parent's copy again.
+    /// touched: remove its entries yourself (`SharedCache`) after this returns, so that a miss
+    /// in between cannot fetch the parent's old copy and store it here again.
     ///
     /// Every parent, not only the URL's owner by rendezvous order: while its owner was down
     /// the object may have been stored by the next parent in its order, and a purge sent to the

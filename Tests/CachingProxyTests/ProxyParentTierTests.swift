@@ -70,7 +70,7 @@ struct ProxyParentTierTests {
                     ChildProcess.builtExecutable("urlcache"),
                     ["proxy", directory.root, "--upstream", "http://127.0.0.1:9", "--parent", bad])
             }
-            #expect(outcome.status != 0)
+            #expect(outcome.status == 2)
             #expect(outcome.err.contains("not a parent cache URL (http://host:port): \(bad)"), "\(outcome.err)")
         }
     }

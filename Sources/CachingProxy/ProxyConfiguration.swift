@@ -171,7 +171,8 @@ public struct PurgeAccess: Sendable, Hashable {
     /// Also send the `PURGE` to every parent cache (``ProxyConfiguration/parents``), before the
     /// proxy's own entries are removed (`CachingHTTPClient.purgeParents(of:timeout:)`), so that a
     /// miss in between cannot store a parent's old copy again; the answer still counts the
-    /// proxy's entries only. Default false.
+    /// proxy's entries only. A `PURGE` of a URL only: purges by tag (`Surrogate-Key`) and soft
+    /// purges stay local (a parent has its own ways, such as Varnish's xkey). Default false.
     public var sendsToParents: Bool
 
     /// Purges from loopback clients and, when `token` is given, from clients that present it.

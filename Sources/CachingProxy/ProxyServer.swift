@@ -183,6 +183,11 @@ public final class ProxyServer: Sendable {
         logger.info(
             "listening on \(configuration.host):\(port), \(upstream), cache \(cache.configuration.directory.path) partition '\(client.cache.configuration.partition)'"
         )
+        if let tier = configuration.parents {
+            let fallback = tier.fallback == .direct ? "direct to the origin" : "fail"
+            logger.info(
+                "parents \(tier.parents.map(\.description).joined(separator: ", ")); with all down: \(fallback)")
+        }
         if let address = configuration.metricsAddress, let metricsPort = metricsChannel?.localAddress?.port {
             logger.info("metrics on http://\(address.host):\(metricsPort)/metrics")
         }

@@ -9,7 +9,9 @@ import VarnishParent
 /// Serialized, as ProxyProcessTests: each proxy is handed a port that was free a moment ago.
 @Suite(.blockingWaits, .serialized, .timeLimit(.minutes(10)))
 struct ProxyParentTierTests {
-    @Test("three urlcache proxies with --parent send each object to the origin once; --purge-parents purges up")
+    @Test(
+        "three urlcache proxies with --parent send each object to the origin once; --purge-parents purges up; parents killed: no 502"
+    )
     func threeProxiesShareTheTier() async throws {
         signal(SIGPIPE, SIG_IGN)
         let origin = try LoopbackOrigin { request, _ in
@@ -59,6 +61,22 @@ struct ProxyParentTierTests {
         let again = try await send(port: proxies[0].port, "GET", "/items/0")
         #expect(again.status == 200)
         #expect(origin.requests.filter { $0.target == "/items/0" }.count == 2)
+
+        // One parent killed, then both: new objects still come, never a 502.
+        parents[0].stop()
+        for n in 20..<26 {
+            let answer = try await send(port: proxies[1].port, "GET", "/items/\(n)")
+            #expect(answer.status == 200 && answer.header("X-Parent") == "p2")
+        }
+        parents[1].stop()
+        for n in 30..<36 {
+            let answer = try await send(port: proxies[2].port, "GET", "/items/\(n)")
+            #expect(answer.status == 200 && answer.header("X-Parent") == nil && answer.text == "from /items/\(n)")
+        }
+        // The origin down too: what was stored is still served (fresh), a miss is a 502.
+        origin.stop()
+        #expect(try await send(port: proxies[2].port, "GET", "/items/30").status == 200)
+        #expect(try await send(port: proxies[2].port, "GET", "/items/99").status == 502)
     }
 
     @Test("a malformed --parent is refused with a clear message")

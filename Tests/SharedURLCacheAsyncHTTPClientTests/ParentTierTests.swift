@@ -213,6 +213,29 @@ struct ParentTierTests {
 }
 
 extension ParentTierTests {
+    @Test("a revalidation goes to the parent with the child's validator, and the parent's 304 refreshes the child")
+    func revalidationThroughTheParent() async throws {
+        let fixture = try ParentTierFixture { request, _ in
+            if request.header("If-None-Match") == "\"v1\"" {
+                return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60")])
+            }
+            return .init(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=60")], body: "tagged")
+        }
+        let offset = Atomic<Int>(0) // the child's clock runs ahead; Varnish's copy stays fresh
+        let child = try fixture.child("child") {
+            Date().addingTimeInterval(TimeInterval(offset.load(ordering: .relaxed)))
+        }
+        let url = fixture.origin.url + "/tagged"
+        _ = try await AHCTest.get(child, url)
+        offset.store(120, ordering: .relaxed)
+        let revalidated = try await AHCTest.get(child, url)
+        #expect(revalidated.status == 200 && revalidated.text == "tagged")
+        #expect(revalidated.response.cacheStatus == .revalidated)
+        let member = revalidated.response.cacheStatusMember
+        #expect(member.forward == .stale && member.forwardStatus == 304, "\(member)")
+        #expect(fixture.origin.requestCount == 1) // Varnish answered the conditional request itself
+    }
+
     @Test("collapsing holds per host: each child sends one request for concurrent misses, the tier one to the origin")
     func collapsingPerHost() async throws {
         let gate = OriginGate()

@@ -1,7 +1,8 @@
 import NIOCore
 import Synchronization
 
-/// Passive health checks of a ``ParentTier``: which parents are down, and until when.
+/// Passive health checks of a ``ParentTier``: which parents are down, and until when. (With
+/// ``ParentTier/probe`` a parent stays down until `ParentProbe` sees it answer instead.)
 ///
 /// Nothing is sent to find out: a parent that fails a real request (refused, reset, no response
 /// head in time) is down for the tier's `retryAfter`, doubled for each further failure in a row
@@ -45,18 +46,27 @@ final class ParentHealth: Sendable {
         }
     }
 
-    /// The parent at `index` failed a request; it is down for its next back-off.
-    func failed(_ index: Int, now: NIODeadline = .now()) {
+    /// The parent at `index` failed a request; it is down for its next back-off, or, with an
+    /// active probe (``ParentTier/probe``), until the probe finds it answering.
+    /// - Returns: true when this failure took the parent down (it was up or its back-off had
+    ///   passed): the caller starts the probe then.
+    @discardableResult
+    func failed(_ index: Int, now: NIODeadline = .now()) -> Bool {
         states.withLock { states in
             // Already down: another request of the same burst saw the same outage.
-            if let until = states[index].downUntil, until > now { return }
+            if let until = states[index].downUntil, until > now { return false }
             states[index].failures += 1
+            if tier.probe != nil {
+                states[index].downUntil = .distantFuture
+                return true
+            }
             let doublings = Int64(min(states[index].failures - 1, 16))
             let (doubled, overflow) = max(tier.retryAfter.nanoseconds, 0).multipliedReportingOverflow(
                 by: 1 << doublings)
             let backOff =
                 overflow ? tier.maximumRetryAfter.nanoseconds : min(doubled, tier.maximumRetryAfter.nanoseconds)
             states[index].downUntil = now + .nanoseconds(max(backOff, 0))
+            return true
         }
     }
 }

@@ -69,7 +69,9 @@ final class ParentRouter: Sendable {
             } catch {
                 // The caller's own limits end the request; anything else is this parent's failure.
                 if Task.isCancelled || NIODeadline.now() >= deadline { throw error }
-                health.failed(index)
+                if health.failed(index), let probe = tier.probe {
+                    ParentProbe.start(probe, parent: index, of: self, httpClient: httpClient)
+                }
                 continue
             }
             health.succeeded(index)

@@ -73,6 +73,26 @@ public struct ParentTier: Sendable, Hashable {
     public var retryAfter: TimeAmount
     /// The longest back-off after repeated failures (default 30 s).
     public var maximumRetryAfter: TimeAmount
+    /// An active health check of parents that are down; `nil` (the default) lets real requests
+    /// find out once each back-off has passed.
+    public var probe: Probe?
+
+    /// How a parent that is down is checked (``probe``): a `HEAD` of ``target`` every ``interval``.
+    /// The parent stays out of rotation, whatever ``retryAfter`` says, until one is answered
+    /// with a status below 500; so real requests never pay for finding that a parent is still down.
+    public struct Probe: Sendable, Hashable {
+        /// The origin-form target asked (default `/`), with the parent's own `Host`: best one the
+        /// parent answers itself (a Varnish `vcl_recv` returning `synth(200)` for it).
+        public var target: String
+        /// The time between two checks of a parent that is down, and each check's limit (default 2 s).
+        public var interval: TimeAmount
+
+        /// A probe of `target` (a leading `/` is added when missing) every `interval`.
+        public init(target: String = "/", interval: TimeAmount = .seconds(2)) {
+            self.target = target.hasPrefix("/") ? target : "/" + target
+            self.interval = interval
+        }
+    }
 
     /// A tier of `parents` with the defaults above.
     /// - Throws: ``ParentTierError/invalidParent(_:)`` for a URL that is not a parent's;
@@ -86,6 +106,7 @@ public struct ParentTier: Sendable, Hashable {
         self.timeout = .seconds(30)
         self.retryAfter = .seconds(1)
         self.maximumRetryAfter = .seconds(30)
+        self.probe = nil
     }
 }
 

@@ -94,6 +94,36 @@ struct ParentFailoverTests {
         #expect(parent.requests[0].header("Host") == "127.0.0.1:\(origin.port)")
     }
 
+    @Test("with an active probe, a parent that is down comes back when its probe is answered, not by requests")
+    func probeBringsAParentBack() async throws {
+        let root = AHCTest.makeDirectory("suc-parent-probe")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let parent = try LoopbackOrigin { request, index in
+            var response = LoopbackOrigin.Response(status: 200, body: "parent \(request.target)")
+            response.resetsWithoutResponse = index <= 2 // down for the first request and the first probe
+            return response
+        }
+        defer { parent.stop() }
+        var configuration = CachingHTTPClient.Configuration()
+        configuration.parents = try ParentTier([parent.url])
+        configuration.parents?.retryAfter = .milliseconds(1) // the probe decides, not the back-off
+        configuration.parents?.probe = .init(target: "health", interval: .milliseconds(100))
+        let client = try CachingHTTPClient(
+            cache: try AHCTest.cache(root), httpClient: AHCTest.httpClient, configuration: configuration)
+
+        #expect(try await AHCTest.get(client, origin.url + "/a").text == "origin /a")
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await AHCTest.get(client, origin.url + "/b").text == "origin /b") // still down
+        while parent.requestCount < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(500)) // the probe's answer read and noted
+        #expect(try await AHCTest.get(client, origin.url + "/c").text == "parent /c")
+        let probes = parent.requests.filter { $0.target == "/health" }
+        #expect(probes.count == 2 && probes.allSatisfy { $0.method == "HEAD" })
+        #expect(parent.requests.map(\.target).filter { $0 != "/health" } == ["/a", "/c"])
+    }
+
     @Test("POST and other unsafe methods go to the origin, not to a parent")
     func unsafeMethodsGoDirect() async throws {
         let root = AHCTest.makeDirectory("suc-parent-post")

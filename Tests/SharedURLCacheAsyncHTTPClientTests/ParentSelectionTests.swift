@@ -60,5 +60,14 @@ struct ParentSelectionTests {
         health.succeeded(0)
         health.failed(0, now: start + .seconds(20)) // back to 1 s
         #expect(!health.isDown(0, now: start + .milliseconds(21001)))
+
+        // With a probe, down until the probe says otherwise; only the first failure starts one.
+        tier.probe = .init()
+        let probed = ParentHealth(tier: tier)
+        #expect(probed.failed(1, now: start))
+        #expect(!probed.failed(1, now: start + .seconds(1)))
+        #expect(probed.isDown(1, now: start + .seconds(3600)))
+        probed.succeeded(1)
+        #expect(!probed.isDown(1) && probed.candidates(for: "k").count == 2)
     }
 }

@@ -67,6 +67,8 @@ struct Proxy: ParsableCommand {
     @Option(help: "When every parent is down: direct (go to the origin) or fail.") var parentFallback = "direct"
     @Option(help: "Seconds a parent has to send its response head (longer than the origin's slowest answer).")
     var parentTimeout = 30
+    @Option(help: "Check a parent that is down with HEAD <target> every 2 s, instead of retrying it with requests.")
+    var parentProbe: String?
     @Flag(help: "Send an allowed PURGE on to every parent too (with --allow-purge or --purge-token).")
     var purgeParents = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
@@ -111,6 +113,7 @@ struct Proxy: ParsableCommand {
         guard !parent.isEmpty else { return nil }
         var tier = try ParentTier(parent, fallback: parentFallback == "fail" ? .fail : .direct)
         tier.timeout = .seconds(Int64(parentTimeout))
+        tier.probe = parentProbe.map { ParentTier.Probe(target: $0) }
         return tier
     }
 

@@ -31,6 +31,9 @@ import SharedURLCache
 ///   reading stores nothing); a large hit is read from the store as the caller reads it, and a
 ///   stored body that fails its check at its end fails the caller's read (`CacheError`
 ///   `.corrupt`) and is purged.
+/// - Parent caches (``Configuration/parents``, a ``ParentTier``): misses and revalidations go to
+///   the URL's parent by rendezvous hashing before the origin, with failover and a direct
+///   fallback, so several hosts with caches of their own send the origin one request per object.
 /// - Redirects are followed by the `HTTPClient` (its configuration decides), and the final
 ///   response is stored under the URL that was asked for, as the URLSession integration does.
 /// - The `HTTPClient` is not owned: shut down your own client yourself (the default,

@@ -21,7 +21,8 @@ import NIOCore
 /// A parent that refuses or resets the connection, or gives no response head within
 /// ``timeout``, is marked down for ``retryAfter`` (doubling with each further failure, up to
 /// ``maximumRetryAfter``) and the request moves on to the next parent in that URL's order; once
-/// the back-off has passed, the next request for one of its URLs tries it again. A parent that
+/// the back-off has passed, the next request for one of its URLs tries it again (with a
+/// ``probe``, it stays down until the probe is answered instead). A parent that
 /// answers 502, 503 or 504 (it could not reach the origin) is not marked down, but the request
 /// goes direct. With every parent down the request goes to the origin (``Fallback/direct``,
 /// the default) or fails (``Fallback/fail``).

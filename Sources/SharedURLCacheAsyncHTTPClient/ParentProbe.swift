@@ -10,13 +10,15 @@ import NIOCore
 enum ParentProbe {
     static func start(_ probe: ParentTier.Probe, parent index: Int, of router: ParentRouter, httpClient: HTTPClient) {
         let parent = router.tier.parents[index]
+        // The probe's answer gets the time a request's would (its response head), not the interval.
+        let timeout = router.tier.timeout
         Task { [weak router] in
             while true {
                 try? await Task.sleep(nanoseconds: UInt64(max(probe.interval.nanoseconds, 1_000_000)))
                 guard let router else { return }
                 var request = HTTPClientRequest(url: parent.description + probe.target)
                 request.method = .HEAD
-                if let response = try? await httpClient.execute(request, deadline: .now() + probe.interval),
+                if let response = try? await httpClient.execute(request, deadline: .now() + timeout),
                     response.status.code < 500
                 {
                     router.health.succeeded(index)

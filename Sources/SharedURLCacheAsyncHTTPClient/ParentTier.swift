@@ -85,7 +85,8 @@ public struct ParentTier: Sendable, Hashable {
         /// The origin-form target asked (default `/`), with the parent's own `Host`: best one the
         /// parent answers itself (a Varnish `vcl_recv` returning `synth(200)` for it).
         public var target: String
-        /// The time between two checks of a parent that is down, and each check's limit (default 2 s).
+        /// The time between two checks of a parent that is down (default 2 s); each check has
+        /// ``ParentTier/timeout`` for its answer.
         public var interval: TimeAmount
 
         /// A probe of `target` (a leading `/` is added when missing) every `interval`.

@@ -11,8 +11,9 @@ import TestProcess
 /// so a test sees which parent a response came through. The manager runs in the foreground
 /// (`-F`) with no jail (`-j none`: as root the default jail would run the worker as a user that
 /// cannot read the test's private temporary directory), 16 MiB of malloc storage and its work
-/// directory in a temporary directory. ``stop()`` (or deinit) kills the manager and its worker
-/// and waits until the port refuses connections.
+/// directory in a temporary directory (varnishd compiles the VCL into a shared object there and
+/// loads it, so that directory must not be on a `noexec` mount). ``stop()`` (or deinit) kills the
+/// manager and its worker and waits until the port refuses connections.
 public final class VarnishParent: @unchecked Sendable {
     /// varnishd is missing: CI installs it (tools/install-dependencies); locally, `apt-get install varnish`.
     public struct NotInstalled: Error, CustomStringConvertible {

@@ -19,6 +19,11 @@
  *          not, that read fails with SUC_ECORRUPT instead of ending the body, and the entry is
  *          purged if it is still the version that was read.
  *
+ * Encoded mode (suc_body_reader_open_encoded) hands out the stored zlib stream itself, for an
+ * HTTP response with Content-Encoding deflate or gzip (docs/Proxy.md, "Compressed passthrough"):
+ * the same open checks and the same end check of the file's size, but no inflate, so the
+ * stream's own checksum is verified by the client's decoder, not here.
+ *
  * A file unlinked by another process while we read stays readable through our descriptor
  * (unlink removes the name, not the open file), so a concurrent remove or replace never tears
  * a body that is being streamed: the reader finishes the version it opened.
@@ -54,10 +59,18 @@ struct suc_body_reader {
     uint8_t *chunk;          /* READ_CHUNK bytes, compressed file bodies */
     uint32_t crc;            /* raw bodies */
     int state;               /* READING, ENDED, or the SUC_E* code of the failure */
+    int encoded;             /* hands out the stored bytes (suc_body_reader_open_encoded) */
     suc_error failure;       /* detail of that failure, repeated on every later call */
 };
 
-uint64_t suc_body_reader_size(const suc_body_reader *r) { return r ? r->rec.body_size : 0; }
+uint64_t suc_body_reader_size(const suc_body_reader *r) {
+    if (!r) return 0;
+    return r->encoded ? r->rec.stored_size : r->rec.body_size;
+}
+
+uint64_t suc_body_reader_logical_size(const suc_body_reader *r) { return r ? r->rec.body_size : 0; }
+
+uint32_t suc_body_reader_crc32(const suc_body_reader *r) { return r ? r->rec.body_crc : 0; }
 
 void suc_body_reader_close(suc_body_reader *r) {
     if (!r) return;
@@ -161,6 +174,23 @@ static int finish(suc_body_reader *r, suc_error *err) {
     return SUC_OK;
 }
 
+/* Encoded mode: the stored bytes as they are; at their end, the file must still have its size. */
+static int read_encoded(suc_body_reader *r, void *buf, size_t cap, size_t *out_len, suc_error *err) {
+    uint64_t left = r->rec.stored_size - r->in_off;
+    size_t want = left < cap ? (size_t)left : cap;
+    int rc;
+    if (want > 0 && (rc = fetch(r, buf, want, err))) return reader_fail(r, rc, err);
+    r->in_off += want;
+    if (r->in_off == r->rec.stored_size) {
+        struct stat st;
+        if (r->fd >= 0 && suc_os_fstat(r->fd, &st) == 0 && (uint64_t)st.st_size != r->file_size)
+            return reader_fail(r, suc_fail(err, SUC_ECORRUPT, "fstat(body)", 0, 0, "body file changed size while it was read"), err);
+        r->state = ENDED;
+    }
+    *out_len = want;
+    return SUC_OK;
+}
+
 int suc_body_reader_read(suc_body_reader *r, void *buf, size_t cap, size_t *out_len, suc_error *err) {
     *out_len = 0;
     if (!r || (!buf && cap)) return suc_fail(err, SUC_EINVAL, "suc_body_reader_read", 0, 0, "invalid argument");
@@ -171,6 +201,7 @@ int suc_body_reader_read(suc_body_reader *r, void *buf, size_t cap, size_t *out_
     }
     int rc = suc_cache_check_fork(r->c, err);
     if (rc) return rc;
+    if (r->encoded) return read_encoded(r, buf, cap, out_len, err);
     uint64_t left = r->rec.body_size - r->out_done;
     size_t want = left < cap ? (size_t)left : cap;
     if (want > (1u << 30)) want = 1u << 30; /* zlib and crc32 take uInt lengths */
@@ -243,7 +274,21 @@ static int open_file(suc_body_reader *r, suc_error *err) {
     return SUC_OK;
 }
 
+static int reader_open(suc_cache *c, const suc_entry *entry, int encoded, suc_body_reader **out, suc_error *err);
+
 int suc_body_reader_open(suc_cache *c, const suc_entry *entry, suc_body_reader **out, suc_error *err) {
+    return reader_open(c, entry, 0, out, err);
+}
+
+int suc_body_reader_open_encoded(suc_cache *c, const suc_entry *entry, suc_body_reader **out, suc_error *err) {
+    *out = NULL;
+    const suc_entry_view *v = entry ? suc_entry_get_view(entry) : NULL;
+    if (!v || (v->flags & SUC_ENTRY_RAW))
+        return suc_fail(err, SUC_EINVAL, "suc_body_reader_open_encoded", 0, 0, "the body is not stored compressed");
+    return reader_open(c, entry, 1, out, err);
+}
+
+static int reader_open(suc_cache *c, const suc_entry *entry, int encoded, suc_body_reader **out, suc_error *err) {
     *out = NULL;
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
@@ -252,6 +297,7 @@ int suc_body_reader_open(suc_cache *c, const suc_entry *entry, suc_body_reader *
     if (!r) return suc_fail(err, SUC_ENOMEM, "calloc(reader)", ENOMEM, 0, "out of memory");
     r->c = c;
     r->fd = -1;
+    r->encoded = encoded;
     r->crc = 0; /* the CRC-32 of nothing */
     r->record = suc_os_malloc(entry->record_len);
     if (!r->record) {
@@ -273,7 +319,7 @@ int suc_body_reader_open(suc_cache *c, const suc_entry *entry, suc_body_reader *
         goto out;
     }
     if (!(rec->flags & SUC_REC_INLINE) && (rc = open_file(r, err))) goto out;
-    if (!(rec->flags & SUC_REC_RAW)) {
+    if (!(rec->flags & SUC_REC_RAW) && !encoded) {
         if (!(r->zs = suc_zpool_take_inflate(c))) {
             rc = suc_fail(err, SUC_ENOMEM, "inflateInit", 0, Z_MEM_ERROR, "inflateInit failed");
             goto out;

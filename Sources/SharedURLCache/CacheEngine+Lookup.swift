@@ -27,6 +27,10 @@ enum BodyDelivery {
     /// Read whole up to ``CacheEngine/streamedHitBytes``; a larger one as a reader of the store,
     /// opened in the lookup so the decision and the bytes are of one version.
     case streamingLarge
+    /// As `streamingLarge`, but a compressed body above ``CacheEngine/passthroughMinimumBytes``
+    /// also stays in the store, so that it can be sent as its stored stream (compressed
+    /// passthrough) without being inflated at all.
+    case streamingCompressed
 }
 
 /// What a lookup found: one stored response, from the memory tier or the store.
@@ -153,7 +157,7 @@ extension CacheEngine {
                         }), let head = decodeHead(found.record), let body = found.record.body
                 else { return nil }
                 return remembered(found, head: head, body: Data(body))
-            case .streamingLarge:
+            case .streamingLarge, .streamingCompressed:
                 guard
                     let found = try diskRecord(
                         for: lookup,
@@ -162,7 +166,8 @@ extension CacheEngine {
                         }), let head = decodeHead(found.record)
                 else { return nil }
                 let reader = found.extra
-                guard reader.size > Self.streamedHitBytes else {
+                let passthrough = delivery == .streamingCompressed && found.record.isCompressed
+                guard reader.size > (passthrough ? Self.passthroughMinimumBytes : Self.streamedHitBytes) else {
                     guard let body = readWhole(reader) else { return nil }
                     return remembered(found, head: head, body: body)
                 }
@@ -179,7 +184,9 @@ extension CacheEngine {
                         else { return nil }
                         return reader
                     },
-                    onFailure: { [weak self] error in self?.storedBodyFailed(error) })
+                    onFailure: { [weak self] error in self?.storedBodyFailed(error) },
+                    openEncoded: found.record.isCompressed
+                        ? Self.encodedOpener(store: store, memoryKey: memoryKey, version: version) : nil)
                 let entry = CacheEntry(
                     head: head, body: Data(), userInfo: found.record.userInfo,
                     storedAt: found.record.storedAt, invalidatedAt: found.record.invalidatedAt, inMemoryOnly: false)
@@ -190,6 +197,19 @@ extension CacheEngine {
         } catch {
             logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
             return nil
+        }
+    }
+
+    /// Opens the stored stream of `memoryKey`'s entry for compressed passthrough, while it is
+    /// still `version`.
+    private static func encodedOpener(store: CacheStore, memoryKey: MemoryKey, version: UInt64)
+        -> @Sendable () -> BodyReader?
+    {
+        {
+            guard let (again, reader) = try? store.openEncodedBody(for: memoryKey.key, variant: memoryKey.variant),
+                again.version == version
+            else { return nil }
+            return reader
         }
     }
 

@@ -28,6 +28,10 @@ extension CacheEngine {
     /// Stored bodies up to this size are read whole at lookup (and kept in the memory tier, as
     /// the buffered lookup does); larger ones are streamed from the store and never held whole.
     static let streamedHitBytes = 256 << 10
+    /// Compressed bodies above this size are sent as their stored stream when the flow's
+    /// compressed passthrough is on and the client accepts it; smaller ones inflate in less
+    /// time than the extra framing costs.
+    static let passthroughMinimumBytes = 8 << 10
 
     /// A stored body failed while it was read: damaged bodies were purged by the store.
     func storedBodyFailed(_ error: CacheError) {

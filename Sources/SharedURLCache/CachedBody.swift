@@ -26,6 +26,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case origin(OriginBody)
         case tee(CachedBody, StoreSink)
         case slice(CachedBody, ClosedRange<Int>)
+        case encoded(EncodedBody)
     }
 
     let source: Source
@@ -57,6 +58,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .origin: nil
         case .tee(let inner, _): inner.knownLength
         case .slice(_, let range): range.count
+        case .encoded(let encoded): encoded.length
         }
     }
 
@@ -107,6 +109,7 @@ public struct CachedBody: AsyncSequence, Sendable {
             case origin(OriginBody.AsyncIterator)
             case tee(CachedBody.AsyncIterator, StoreSink)
             case slice(CachedBody.AsyncIterator, skip: Int, remaining: Int, drains: Bool)
+            case encoded(EncodedBody.Iterator)
             case finished
         }
 
@@ -137,6 +140,11 @@ public struct CachedBody: AsyncSequence, Sendable {
                 if bytes.isEmpty { return nil }
                 state = .stored(stored, reader)
                 return Data(bytes)
+            case .encoded(var iterator):
+                state = .finished
+                guard let chunk = try iterator.next() else { return nil }
+                state = .encoded(iterator)
+                return chunk
             case .origin(var iterator):
                 state = .finished
                 guard let chunk = try await iterator.next() else { return nil }
@@ -182,6 +190,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .data(let data): AsyncIterator(state: .data(data, offset: data.startIndex))
         case .stored(let stored): AsyncIterator(state: .stored(stored, nil))
         case .origin(let origin): AsyncIterator(state: .origin(origin.makeAsyncIterator()))
+        case .encoded(let encoded): AsyncIterator(state: .encoded(EncodedBody.Iterator(body: encoded)))
         case .tee(let inner, let sink): AsyncIterator(state: .tee(inner.makeAsyncIterator(), sink))
         case .slice(let inner, let range):
             AsyncIterator(

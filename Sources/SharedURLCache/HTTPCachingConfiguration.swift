@@ -67,6 +67,12 @@ public struct HTTPCachingConfiguration: Sendable {
     public var revalidatesInBackground = true
     /// The clock; a parameter so tests can move time.
     public var now: @Sendable () -> Date = { Date() }
+    /// Compressed passthrough (opt-in): a stored identity response whose body is kept
+    /// compressed and larger than 8 KiB is sent as its stored zlib stream, with
+    /// `Content-Encoding: gzip` or `deflate`, to a client that accepts one, without inflating it
+    /// (docs/Proxy.md, "Compressed passthrough"). Its `ETag` becomes weak, as it names another
+    /// representation, and `Vary: Accept-Encoding` is added.
+    public var compressedPassthrough = false
 
     /// The defaults: a shared cache under RFC 9111, background revalidation, no hook, no rules.
     public init() {}

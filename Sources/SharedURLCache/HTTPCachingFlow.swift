@@ -348,9 +348,42 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {
-        engine.httpLookup(
-            url: url, requestFields: request.headerFields, policy: configuration.policy,
-            delivery: mode.streamsHits ? .streamingLarge : .whole)
+        let delivery: BodyDelivery =
+            !mode.streamsHits ? .whole : passthroughCoding(for: request) != nil ? .streamingCompressed : .streamingLarge
+        return engine.httpLookup(
+            url: url, requestFields: request.headerFields, policy: configuration.policy, delivery: delivery)
+    }
+
+    /// The coding a stored stream may be sent in to this request (compressed passthrough), or nil.
+    private func passthroughCoding(for request: HTTPRequest) -> ContentCodingNegotiation.Coding? {
+        guard configuration.compressedPassthrough, request.method == .get, request.headerFields[.range] == nil
+        else { return nil }
+        return ContentCodingNegotiation.accepted(by: request)
+    }
+
+    /// The stored response with its body as its stored zlib stream in `coding`, when it is an
+    /// identity 200 whose body is kept compressed in the store and the stream can be opened.
+    private func passthrough(
+        _ hit: HTTPCacheHit, content: CachedBody, fields: HTTPFields, for request: HTTPRequest
+    ) -> (HTTPResponse, CachedBody)? {
+        guard let coding = passthroughCoding(for: request), hit.stored.status == .ok,
+            !fields.contains(.contentEncoding), case .stored(let stored) = content.source,
+            let reader = stored.openEncoded?()
+        else { return nil }
+        let body = EncodedBody(reader: reader, coding: coding)
+        var fields = fields
+        fields[.contentEncoding] = coding.rawValue
+        fields[.contentLength] = String(body.length)
+        fields[.acceptRanges] = nil // ranges would count the encoded bytes; none are served here
+        // RFC 9110 §8.8.1: another content coding is another representation; a strong validator
+        // must not name both, a weak one may (and If-None-Match compares weakly, so it still
+        // revalidates against the stored one).
+        if let etag = fields[.eTag], !etag.hasPrefix("W/") { fields[.eTag] = "W/" + etag }
+        let vary = fields[values: .vary].flatMap { $0.split(separator: ",") }
+        if !vary.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "accept-encoding" }) {
+            fields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+        }
+        return (HTTPResponse(status: .ok, headerFields: fields), CachedBody(source: .encoded(body)))
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
@@ -377,6 +410,10 @@ public final class HTTPCachingFlow: Sendable {
                 body: .empty, cacheStatus: status, cacheStatusMember: member)
         }
         let content = body ?? hit.body.cachedBody
+        if let (response, encoded) = passthrough(hit, content: content, fields: fields, for: request) {
+            return CachedHTTPStreamingResponse(
+                response: response, body: encoded, cacheStatus: status, cacheStatusMember: member)
+        }
         // RFC 9110 §13.2.2: Range (with If-Range) is evaluated after the 304 preconditions.
         if let length = content.knownLength {
             switch RangeSelection.evaluate(request: request, stored: hit.stored, length: length) {

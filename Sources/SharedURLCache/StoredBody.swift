@@ -9,20 +9,24 @@ final class StoredBody: Sendable {
     private let first: Locked<BodyReader?>
     private let reopen: @Sendable () -> BodyReader?
     private let onFailure: @Sendable (CacheError) -> Void
+    /// Opens the stored zlib stream of this version for compressed passthrough; nil when the
+    /// body is stored uncompressed.
+    let openEncoded: (@Sendable () -> BodyReader?)?
 
     init(
         size: Int, reader: BodyReader?, reopen: @escaping @Sendable () -> BodyReader?,
-        onFailure: @escaping @Sendable (CacheError) -> Void
+        onFailure: @escaping @Sendable (CacheError) -> Void, openEncoded: (@Sendable () -> BodyReader?)? = nil
     ) {
         self.size = size
         first = Locked(reader)
         self.reopen = reopen
         self.onFailure = onFailure
+        self.openEncoded = openEncoded
     }
 
     /// The same body for another reader, which reopens it (only while it is still this version).
     func another() -> StoredBody {
-        StoredBody(size: size, reader: nil, reopen: reopen, onFailure: onFailure)
+        StoredBody(size: size, reader: nil, reopen: reopen, onFailure: onFailure, openEncoded: openEncoded)
     }
 
     func take() -> BodyReader? {

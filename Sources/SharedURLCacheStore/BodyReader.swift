@@ -24,12 +24,18 @@ public final class BodyReader: @unchecked Sendable {
     private let lock = NSLock()
     private var reader: OpaquePointer?
     private let store: CacheStore // keeps the cache open while the reader lives
-    /// The logical (uncompressed) body length, in bytes.
+    /// The logical (uncompressed) body length, in bytes; for a reader of the stored stream
+    /// (``CacheStore/openEncodedBody(for:variant:)``), the stream's length.
     public let size: Int
+    /// The logical body's length and CRC-32, from the record: what a gzip trailer carries.
+    package let logicalSize: Int
+    package let logicalCRC32: UInt32
 
     init(store: CacheStore, reader: OpaquePointer) {
         self.store = store
         self.size = Int(suc_body_reader_size(reader))
+        self.logicalSize = Int(suc_body_reader_logical_size(reader))
+        self.logicalCRC32 = suc_body_reader_crc32(reader)
         self.reader = reader
     }
 
@@ -90,6 +96,28 @@ extension CacheStore {
                 var detail = suc_error()
                 var reader: OpaquePointer?
                 let rc = suc_body_reader_open(handle, entry, &reader, &detail)
+                if rc == SUC_ENOTFOUND { return .success(nil) }
+                guard rc == SUC_OK, let reader else { return .failure(CacheError(core: rc, detail)) }
+                let record = StoredRecord(suc_entry_get_view(entry).pointee, includesBody: false)
+                return .success((record, BodyReader(store: self, reader: reader)))
+            }
+        }
+    }
+
+    /// Like ``openBody(for:variant:countAsUse:)``, but the reader hands out the stored zlib
+    /// stream as it is (HTTP's `deflate` coding; `gzip` with a header and trailer around its
+    /// deflate data), not the body: compressed passthrough, no inflate. The stream's checksum is
+    /// then checked by whoever inflates it. `nil` for a miss or a body stored uncompressed.
+    /// The corresponding C function is `suc_body_reader_open_encoded`. Never counts as a use.
+    package func openEncodedBody(for key: [UInt8], variant: [UInt8] = []) throws(CacheError) -> (
+        record: StoredRecord, body: BodyReader
+    )? {
+        try withEntry(for: key, variant: variant, includeBody: false, countAsUse: false) { entry in
+            withHandle { handle in
+                if suc_entry_get_view(entry).pointee.flags & UInt32(SUC_ENTRY_RAW) != 0 { return .success(nil) }
+                var detail = suc_error()
+                var reader: OpaquePointer?
+                let rc = suc_body_reader_open_encoded(handle, entry, &reader, &detail)
                 if rc == SUC_ENOTFOUND { return .success(nil) }
                 guard rc == SUC_OK, let reader else { return .failure(CacheError(core: rc, detail)) }
                 let record = StoredRecord(suc_entry_get_view(entry).pointee, includesBody: false)

@@ -340,8 +340,22 @@ int suc_body_reader_open(suc_cache *cache, const suc_entry *entry, suc_body_read
 int suc_body_reader_read(suc_body_reader *reader, void *buf, size_t cap, size_t *out_len,
                          suc_error *err);
 
-/* The logical body length (from the record). */
+/* The length of what the reader hands out: the logical body length (from the record), or for
+ * an encoded reader the stored stream's length. */
 uint64_t suc_body_reader_size(const suc_body_reader *reader);
+
+/*
+ * Opens the stored zlib stream of a compressed body (not SUC_ENTRY_RAW; else SUC_EINVAL) to be
+ * handed out as it is: HTTP's `deflate` content coding, or with a gzip header and trailer
+ * `gzip`. The open checks and the file-size check at the end are suc_body_reader_open's; the
+ * stream is not inflated, so its checksum is the reader's client's to verify.
+ */
+int suc_body_reader_open_encoded(suc_cache *cache, const suc_entry *entry, suc_body_reader **out,
+                                 suc_error *err);
+
+/* The logical body length and its CRC-32 (what a gzip trailer carries), from the record. */
+uint64_t suc_body_reader_logical_size(const suc_body_reader *reader);
+uint32_t suc_body_reader_crc32(const suc_body_reader *reader);
 
 /* Releases the reader (NULL is allowed). */
 void suc_body_reader_close(suc_body_reader *reader);

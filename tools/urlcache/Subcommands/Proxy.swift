@@ -51,6 +51,11 @@ struct Proxy: ParsableCommand {
     @Option(help: "Targeted cache-control fields obeyed before Cache-Control, in order (RFC 9213; \"\" for none).")
     var targetedCacheControl = "CDN-Cache-Control"
     @Flag(help: "No access log lines.") var noAccessLog = false
+    @Flag(
+        help:
+            "Send stored compressed bodies over 8 KiB as they are (Content-Encoding gzip or deflate) to clients that accept it, without inflating them."
+    )
+    var compressedPassthrough = false
     @Option(
         help: "host:port to serve GET /metrics on, in Prometheus' text format (e.g. 127.0.0.1:9145; none by default).")
     var metricsListen: String?
@@ -134,6 +139,7 @@ struct Proxy: ParsableCommand {
         if let threads { configuration.eventLoopThreads = threads }
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
+        configuration.client.caching.compressedPassthrough = compressedPassthrough
         if allowPurge || purgeToken != nil {
             configuration.purge = PurgeAccess(loopback: allowPurge, token: purgeToken, sendsToParents: purgeParents)
         }

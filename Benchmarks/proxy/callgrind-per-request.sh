@@ -9,6 +9,10 @@
 #   REQUESTS=5000 SCRATCH=.build-rel Benchmarks/proxy/callgrind-per-request.sh
 #   KEEP=/tmp/cg Benchmarks/proxy/callgrind-per-request.sh    # keep the callgrind files
 #   TOP=20 Benchmarks/proxy/callgrind-per-request.sh          # also the top symbols by own instructions
+#   CASES=256k PROXY_ARGS="--memory-capacity 0 --compressed-passthrough" \
+#     CURL_HEADER="Accept-Encoding: gzip" Benchmarks/proxy/callgrind-per-request.sh
+#                                    # a 256 KiB disk hit sent gzip-encoded from the stored stream
+# CASES: any of 1k, miss/1k (default both) and 256k (JSON-like text, compressible).
 set -euo pipefail
 REQUESTS=${REQUESTS:-2000}
 SCRATCH=${SCRATCH:-.build-proxy-rel}
@@ -34,6 +38,7 @@ trap cleanup EXIT
 mkdir -p "$WORK/www/miss" "$WORK/tmp"
 head -c 1024 /dev/urandom | base64 -w 0 | head -c 1024 > "$WORK/www/1k"
 cp "$WORK/www/1k" "$WORK/www/miss/1k"
+python3 -c 'import sys; sys.stdout.write("".join("{\"id\":%d,\"name\":\"item %d\",\"price\":%d.%02d}\n" % (i, i % 97, i % 500, i % 100) for i in range(7000))[:262144])' > "$WORK/www/256k"
 cat > "$WORK/nginx.conf" <<CONF
 user root;
 worker_processes 1;
@@ -59,7 +64,7 @@ objcopy --strip-debug "$URLCACHE" "$WORK/urlcache"
 URLCACHE="$WORK/urlcache"
 valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out.%p" --dump-instr=no --compress-strings=no --compress-pos=no \
     "$URLCACHE" proxy "$WORK/cache" --listen "127.0.0.1:$OURS_PORT" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
-    --no-access-log --log-level warning --threads 1 --x-cache-status > "$WORK/proxy.out" 2> "$WORK/proxy.err" &
+    --no-access-log --log-level warning --threads 1 --x-cache-status ${PROXY_ARGS:-} > "$WORK/proxy.out" 2> "$WORK/proxy.err" &
 PROXY_PID=$!
 for _ in $(seq 1 600); do grep -q "listening on" "$WORK/proxy.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$WORK/proxy.out" || { echo "proxy did not start" >&2; cat "$WORK/proxy.err" >&2; exit 1; }
@@ -68,6 +73,8 @@ grep -q "listening on" "$WORK/proxy.out" || { echo "proxy did not start" >&2; ca
 requests() { # path count
     local config="$WORK/curl.cfg"
     : > "$config"
+    # Once for every URL of the file (repeated per URL, curl would send it once more each time).
+    if [ -n "${CURL_HEADER:-}" ]; then printf 'header = "%s"\n' "$CURL_HEADER" >> "$config"; fi
     for _ in $(seq 1 "$2"); do printf 'url = "http://127.0.0.1:%s/%s"\noutput = /dev/null\n' "$OURS_PORT" "$1" >> "$config"; done
     curl -s -K "$config"
 }
@@ -99,7 +106,7 @@ PY
 }
 
 printf '%-10s %22s %18s\n' "case" "instructions/request" "mallocs/request"
-for case in 1k miss/1k; do
+for case in ${CASES:-1k miss/1k}; do
     requests "$case" 20 # warm: stored (hit) and connections pooled (miss)
     callgrind_control -z "$PROXY_PID" >/dev/null 2>&1
     requests "$case" "$REQUESTS"

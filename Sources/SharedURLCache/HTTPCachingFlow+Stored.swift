@@ -5,7 +5,7 @@ import HTTPTypes
 extension HTTPCachingFlow {
     /// The answer the cache alone gives `request` right now: a fresh stored response (or one the
     /// request accepts stale, `max-stale`), whose body is in memory (the memory tier, or a stored
-    /// body of at most 256 KiB), under the protocol cache policy — with `Age`, and as a 304 when
+    /// body of at most 256 KiB, unless compressed passthrough will send it as stored), under the protocol cache policy — with `Age`, and as a 304 when
     /// the client's own validators match (RFC 9111 §4.3.2). `nil` when anything else would
     /// happen (a miss, a revalidation, stale-while-revalidate, a large body): then call
     /// ``streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)``, which looks up again
@@ -17,7 +17,9 @@ extension HTTPCachingFlow {
     public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
         guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
             let hit = engine.httpLookup(
-                url: url, requestFields: request.headerFields, policy: configuration.policy, delivery: .streamingLarge,
+                url: url, requestFields: request.headerFields, policy: configuration.policy,
+                // A body that may go out as its stored stream is not read here (it stays `.stored`).
+                delivery: passthroughCoding(for: request) != nil ? .streamingCompressed : .streamingLarge,
                 counting: .deferred),
             case .data = hit.body
         else { return nil }

@@ -355,7 +355,7 @@ public final class HTTPCachingFlow: Sendable {
     }
 
     /// The coding a stored stream may be sent in to this request (compressed passthrough), or nil.
-    private func passthroughCoding(for request: HTTPRequest) -> ContentCodingNegotiation.Coding? {
+    func passthroughCoding(for request: HTTPRequest) -> ContentCodingNegotiation.Coding? {
         guard configuration.compressedPassthrough, request.method == .get, request.headerFields[.range] == nil
         else { return nil }
         return ContentCodingNegotiation.accepted(by: request)

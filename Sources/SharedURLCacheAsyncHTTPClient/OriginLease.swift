@@ -76,6 +76,9 @@ final class OriginLease: Sendable {
                 lease.release()
                 throw error
             }
+            // A stale answer revalidating in the background did not fetch: the background task
+            // may hold the lease, through its fetch, until it has stored (then `deinit`).
+            if answer.cacheStatus == .updating { return answer }
             // Released once what was fetched is stored (or given up), as the in-process flight ends.
             answer.body.storeSettlement.whenSettled { lease.release() }
             return answer

@@ -31,7 +31,7 @@ final class ProxyFixture: Sendable {
     /// Starts an origin with `handler` and a reverse proxy to it (or a forward proxy).
     static func start(
         forward: Bool = false, directory: TemporaryDirectory = TemporaryDirectory(prefix: "suc-proxy"),
-        configure: (inout ProxyConfiguration) -> Void = { _ in },
+        memoryCapacityBytes: Int = 1 << 20, configure: (inout ProxyConfiguration) -> Void = { _ in },
         _ handler: @escaping @Sendable (LoopbackOrigin.Request, Int) -> LoopbackOrigin.Response
     )
         async throws -> ProxyFixture
@@ -58,7 +58,7 @@ final class ProxyFixture: Sendable {
         // The proxy process's cache settings (its default entry size), smaller capacities.
         let cache = try SharedCache(
             configuration: ProxyCacheSettings(
-                directory: directory.root, memoryCapacityBytes: 1 << 20, diskCapacityBytes: 64 << 20
+                directory: directory.root, memoryCapacityBytes: memoryCapacityBytes, diskCapacityBytes: 64 << 20
             ).sharedCacheConfiguration)
         let server = try await ProxyServer.start(configuration: configuration, cache: cache)
         return ProxyFixture(directory: directory, origin: origin, server: server, clock: clock)

@@ -131,4 +131,34 @@ extension ProxyProcessTests {
         #expect(origin.requestCount == 3)
         try await stop(started)
     }
+
+    @Test("background revalidations (stale-while-revalidate) of 3 processes send one origin request")
+    func backgroundRevalidationsCollapse() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let gate = OriginGate()
+        let origin = try LoopbackOrigin { _, n in
+            if n == 2 { gate.pass() } // the first revalidation hangs until the others have come
+            return LoopbackOrigin.Response(
+                status: 200, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=600")], body: "v\(n)")
+        }
+        defer { origin.stop() }
+        let directory = TemporaryDirectory(prefix: "suc-proxy-swr")
+        let started = try await proxies(3, directory: directory, origin: origin)
+        #expect(try await concurrently([started[0].port], perProxy: 1, "/s").value.first?.text == "v1")
+        try await Task.sleep(for: .seconds(2.1)) // stale now, within stale-while-revalidate
+        let first = try await concurrently([started[0].port], perProxy: 1, "/s").value
+        #expect(first.first?.text == "v1", "served stale while it revalidates")
+        for _ in 0..<1000 where origin.requestCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        let others = try await concurrently([started[1].port, started[2].port], perProxy: 2, "/s").value
+        #expect(others.allSatisfy { $0.text == "v1" }, "\(others.map(\.text))")
+        try await Task.sleep(for: .seconds(1))
+        #expect(origin.requestCount == 2, "the other processes' revalidations waited on the lease and were dropped")
+        gate.open()
+        for _ in 0..<1000 {
+            if try await concurrently([started[2].port], perProxy: 1, "/s").value.first?.text == "v2" { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(origin.requestCount == 2)
+        try await stop(started)
+    }
 }

@@ -414,6 +414,8 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
     uint8_t *copy = NULL;
     size_t copy_cap = 0;
     int rc = SUC_OK;
+    /* Partitions with a quota keep a last-use order of their own; without any, no lookups. */
+    int partition_orders = count && suc_partition_any_use_keys(c, txn);
     for (size_t i = 0; i < count; i++) {
         MDB_val k = {SUC_IKEY_LEN, list[i].ikey}, v;
         int mrc = mdb_get(txn, c->dbi_main, &k, &v);
@@ -434,6 +436,7 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
             copy_cap = v.mv_size;
         }
         memcpy(copy, v.mv_data, v.mv_size);
+        if (partition_orders && (rc = suc_partition_touch(c, txn, list[i].ikey, &r, list[i].when_ms, err))) break;
         suc_record_patch_last_used(copy, list[i].when_ms);
         uint8_t old_t[SUC_TKEY_LEN], new_t[SUC_TKEY_LEN];
         suc_tkey_make(r.last_used_ms, list[i].ikey, old_t);
@@ -506,6 +509,8 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if ((rc = count_file_bytes(c, txn, &file_bytes)) || (rc = suc_meta_put(c, txn, "file_bytes", file_bytes)))
             return suc_fail_mdb(err, "recount(file_bytes)", rc);
     }
+    /* A directory written before partition counters gets them counted once, by this walk. */
+    if (!suc_partitions_counted(c, txn) && (rc = suc_partitions_recount(c, txn, err))) return rc;
     return SUC_OK;
 }
 

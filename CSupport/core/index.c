@@ -120,6 +120,7 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL)) && mrc != MDB_NOTFOUND)
             return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
         int rc = suc_tags_index(c, txn, ikey, &r, 0, err);
+        if (!rc) rc = suc_partition_account(c, txn, ikey, &r, len, -1, err);
         if (rc) return rc;
         delta->body_bytes -= (int64_t)r.body_size;
         delta->stored_bytes -= (int64_t)suc_record_stored_bytes(&r, len);
@@ -197,6 +198,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     suc_tkey_make(r.last_used_ms, op->ikey, t);
     if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
     if ((rc = suc_tags_index(c, txn, op->ikey, &r, 1, err))) return rc;
+    if ((rc = suc_partition_account(c, txn, op->ikey, &r, op->record_len, 1, err))) return rc;
     d->entries += 1;
     d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;
@@ -311,25 +313,36 @@ static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counte
 }
 
 /* A put under the online cap (a full cache evicts, as URLCache does, and a missed cron run
- * cannot fill the disk): least-recently-used entries are evicted in the same commit until the
- * new entry fits; only an entry larger than the cap itself is refused (the batch goes on). */
+ * cannot fill the disk) and under its partition's quota: least-recently-used entries are
+ * evicted in the same commit until the new entry fits, first the partition's own (so one noisy
+ * partition cannot evict the others), then the directory's; only an entry larger than the cap
+ * or the quota itself is refused (the batch goes on). */
 #define SUC_CAP_EVICT_MAX 100000u
 static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                             suc_error *err) {
     uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
-    if (cap) {
-        suc_record r;
-        if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
+    suc_record r;
+    if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
+        uint8_t pkey[SUC_PART_KEY_LEN];
+        uint64_t quota = 0, counted = 0;
+        suc_partition_key(r.partition, r.partition_len, pkey);
+        int rc = suc_partition_quota(c, txn, pkey, &quota, &counted);
+        if (rc) return suc_fail_mdb(err, "mdb_get(partition)", rc);
+        if (cap || quota) {
             uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
             /* The entry it replaces goes first: its bytes are not in the way. */
-            int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+            rc = suc_index_delete(c, txn, op->ikey, op, d, err);
             if (rc && rc != MDB_NOTFOUND) return rc;
-            rc = need > cap ? SUC_ECAPACITY /* could never fit: evict nothing for it */
-                            : suc_index_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
+            const char *what = quota && need > quota ? "the partition's quota" : "the capacity";
+            uint64_t limit = quota && need > quota ? quota : cap;
+            rc = (quota && need > quota) || (cap && need > cap) ? SUC_ECAPACITY /* could never fit */
+                                                                : SUC_OK;
+            if (rc == SUC_OK && quota) rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
+            if (rc == SUC_OK && cap) rc = suc_index_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
             if (rc == SUC_ECAPACITY) {
                 op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "hard cap", 0, 0,
-                                     "store refused: the entry (%llu bytes) is larger than the capacity of %llu bytes",
-                                     (unsigned long long)need, (unsigned long long)cap);
+                                     "store refused: the entry (%llu bytes) is larger than %s of %llu bytes",
+                                     (unsigned long long)need, what, (unsigned long long)limit);
                 return SUC_OK;
             }
             if (rc) return rc;

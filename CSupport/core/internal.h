@@ -214,6 +214,42 @@ void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t
 int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out,
                           size_t *len, suc_error *err);
 
+/* ---- partition counters and quotas (partitions.c, quota.c) ------------------------------ */
+
+/* Counter key of a partition in `meta`: 0x00 'P' ‖ SHA-256(partition)[0..16]. */
+#define SUC_PART_KEY_LEN 18
+/* Its value: u64 entries, record bytes, file bytes, body bytes, quota (0 = none), then the name. */
+#define SUC_PART_VALUE_FIXED 40
+void suc_partition_key(const void *partition, size_t len, uint8_t out[SUC_PART_KEY_LEN]);
+/* Adds (sign > 0) or takes (sign < 0) record `r` at `ikey` to its partition's counters inside
+ * `txn`, and to the partition's last-use order when it has a quota; suc_index_put and
+ * suc_index_delete call it, so every path keeps them (as with tag postings). */
+int suc_partition_account(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                          size_t rec_len, int sign, suc_error *err);
+/* Moves the entry in its partition's last-use order (only partitions with a quota keep one). */
+int suc_partition_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                        int64_t new_last_used_ms, suc_error *err);
+/* Whether any partition keeps a last-use order now (touches skip the lookups when none does). */
+int suc_partition_any_use_keys(suc_cache *c, MDB_txn *txn);
+/* The quota (0 = none) and the bytes counted of the partition at `pkey`: 0 or an LMDB error. */
+int suc_partition_quota(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t *out_quota,
+                        uint64_t *out_bytes);
+/* Evicts the partition's least recently used entries inside `txn` until its bytes are at most
+ * `limit`, at most `max` of them (only what its last-use order knows). */
+int suc_partition_evict(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t limit,
+                        uint32_t max, suc_op *op, suc_counters *d, uint64_t *out_evicted, suc_error *err);
+/* Counts every partition again from the records inside `txn` (quotas stay; their last-use
+ * orders are rebuilt) and marks the counters present. */
+int suc_partitions_recount(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* Whether every partition's counters equal the sums over its records (one read snapshot; a
+ * walk: for verify). */
+int suc_partitions_check(suc_cache *c, int *out_match, suc_error *err);
+/* Whether the counters were counted in this directory (a directory from before them was not). */
+int suc_partitions_counted(suc_cache *c, MDB_txn *txn);
+/* Holds every partition with a quota to it (compaction): batches of `batch` evictions. */
+int suc_partitions_enforce_quotas(suc_cache *c, uint32_t batch, uint64_t *out_evicted, uint64_t *out_transactions,
+                                  suc_error *err);
+
 /* ---- the cache handle (cache.c) --------------------------------------------------------- */
 
 #define SUC_RTXN_POOL_MAX 64

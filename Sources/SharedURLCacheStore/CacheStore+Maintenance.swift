@@ -61,6 +61,9 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// A process of a release before index generations had the index open: entries were
     /// evicted, the index file was left for a later run (docs/Capacity.md).
     public var indexRewriteDeferred: Bool
+    /// Of ``evictedEntries``, those evicted to hold partitions to their quotas (see
+    /// `CacheStore.setPartitionQuota`), before any other eviction.
+    public var quotaEvictedEntries: Int = 0
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -93,10 +96,14 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     /// Entries in a record format of another major version (written by another release): not
     /// damage, and never purged by this one.
     public var otherFormatEntries: Int
+    /// Every partition's counters equal the sums over its records. A process of an earlier
+    /// release, which keeps no partition counters, leaves them behind; `fix` counts them again.
+    public var partitionCountersMatch: Bool = true
 
     /// Damage that `fix` repairs (orphans and temp files of running stores are not damage).
     public var isDamaged: Bool {
         unreadableRecords + missingBodies + damagedBodies + strayIndexKeys > 0 || !countersMatch
+            || !partitionCountersMatch
     }
 }
 
@@ -163,7 +170,8 @@ extension CacheStore {
             diskBytesBefore: Int(report.disk_bytes_before), diskBytesAfter: Int(report.disk_bytes_after),
             indexBytesBefore: Int(report.index_bytes_before), indexBytesAfter: Int(report.index_bytes_after),
             indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms),
-            indexRewriteDeferred: report.index_rewrite_deferred != 0)
+            indexRewriteDeferred: report.index_rewrite_deferred != 0,
+            quotaEvictedEntries: Int(report.quota_evicted_entries))
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its
@@ -206,6 +214,7 @@ extension CacheStore {
             strayIndexKeys: Int(report.stray_index_keys), repaired: Int(report.repaired),
             countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt),
             inlineEntries: Int(report.inline_entries), leftoverBytes: Int(report.leftover_bytes),
-            otherFormatEntries: Int(report.other_format_entries))
+            otherFormatEntries: Int(report.other_format_entries),
+            partitionCountersMatch: report.partition_counters_match != 0)
     }
 }

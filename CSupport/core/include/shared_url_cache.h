@@ -438,6 +438,49 @@ int suc_lease_state(suc_cache *cache, const void *name, size_t name_len, int64_t
  * processes read to tell a finished owner from a dead one). */
 int suc_lease_release(suc_cache *cache, const void *name, size_t name_len, suc_error *err);
 
+/* ---- Partitions: counters and quotas (partitions.c, quota.c; docs/Capacity.md) --------- */
+
+/* One partition's counters, kept in the index in the same commit as every put and removal.
+ * `bytes` is what its entries take on disk as the capacity counts it: records + body files
+ * rounded up to whole 4 KiB blocks. */
+typedef struct suc_partition_info {
+    const uint8_t *name; size_t name_len; /* valid during the callback only */
+    uint64_t entries;
+    uint64_t bytes;
+    uint64_t body_bytes;  /* logical (uncompressed) body bytes */
+    uint64_t quota_bytes; /* the partition's byte quota; 0 = none */
+} suc_partition_info;
+
+/* Calls `fn` for every partition with entries or a quota, inside one short read transaction (no
+ * walk over the entries: O(partitions)); `fn` must not call into the cache; non-zero stops.
+ * `out_exact` (may be NULL) is 0 when the partitions' sums differ from the directory's counters:
+ * a process of an earlier release (which keeps no partition counters) stored or removed entries
+ * since they were counted; `suc_verify` with SUC_VERIFY_FIX counts them again. */
+typedef int (*suc_partition_fn)(void *ctx, const suc_partition_info *info);
+int suc_partitions_list(suc_cache *cache, suc_partition_fn fn, void *ctx, int *out_exact, suc_error *err);
+
+/* Let suc_partition_set_quota set a quota on a partition that has no entries yet. */
+#define SUC_QUOTA_NEW_PARTITION 0x1u
+
+typedef struct suc_quota_report {
+    uint64_t indexed_entries; /* entries of the partition put into its last-use order */
+    uint64_t evicted_entries; /* evicted to bring it under the quota now */
+    uint64_t transactions;
+} suc_quota_report;
+
+/*
+ * Sets (max_bytes > 0) or removes (max_bytes == 0) the byte quota of `partition` for the whole
+ * directory: every process of this release obeys it. A store that would take the partition over
+ * its quota first evicts that partition's own least recently used entries in its commit (never
+ * another partition's); an entry larger than the quota is refused with SUC_ECAPACITY. Setting
+ * one walks the entries once (write transactions of 1000) to build the partition's last-use
+ * order, then evicts down to the quota. SUC_ENOTFOUND for a partition without entries (unless
+ * SUC_QUOTA_NEW_PARTITION); SUC_EVERSION while a process of an earlier release, which would
+ * neither obey the quota nor keep the counters, has the directory open.
+ */
+int suc_partition_set_quota(suc_cache *cache, const void *partition, size_t partition_len, uint64_t max_bytes,
+                            uint32_t flags, suc_quota_report *out, suc_error *err);
+
 /* ---- Counters -------------------------------------------------------------------------- */
 
 typedef struct suc_stats {
@@ -532,6 +575,8 @@ typedef struct suc_compact_report {
     uint64_t longest_rewrite_ms;
     int index_rewrite_deferred;  /* a process of a release before index generations has the index
                                     open: evicted, but the index file was not rewritten */
+    uint64_t quota_evicted_entries; /* of evicted_entries, evicted to hold partitions to their
+                                    quotas (suc_partition_set_quota) */
 } suc_compact_report;
 
 /*
@@ -574,6 +619,8 @@ typedef struct suc_verify_report {
     uint64_t leftover_bytes;   /* allocated bytes of the orphan and temp files found */
     uint64_t other_format_entries; /* records of another major format (another release's):
                                   neither damage nor purged (docs/Formats.md) */
+    int partition_counters_match; /* every partition's counters equal the sums over its records
+                                  (an earlier release sharing the directory does not keep them) */
 } suc_verify_report;
 
 #define SUC_VERIFY_FIX 0x1u      /* purge damaged entries, remove orphans, recompute counters */

@@ -1,15 +1,18 @@
 import Foundation
 import SharedURLCacheStore
 
-/// Usage of one partition, summed over its records.
+/// Usage of one partition, from the counters the index keeps for it (no walk over the records).
 package struct PartitionStatistics: Sendable, Hashable, Codable {
     /// The partition name (`""` is the default partition; `hex:…` when not UTF-8).
     package var name: String
     package var entries: Int
+    /// Logical (uncompressed) body bytes.
     package var bodyBytes: Int
-    package var storedBytes: Int
-    package var oldestStoredAt: Date?
-    package var lastUsed: Date?
+    /// What its entries take on disk as the capacity counts it (records + body files rounded to
+    /// whole 4 KiB blocks): what its quota holds.
+    package var diskBytes: Int
+    /// Its byte quota (`urlcache quota`), or `nil`.
+    package var quotaBytes: Int?
 }
 
 /// What `urlcache stats` prints.
@@ -56,20 +59,25 @@ package struct StatisticsReport: Sendable, Hashable, Codable {
     package var misses: Int = 0
     package var stores: Int = 0
     package var fileSystem: FileSystemSpace?
-    /// Per partition, largest first; `nil` when not asked for (it walks every record).
-    package var partitions: [PartitionStatistics]?
-    /// Records the walk could not decode (run `urlcache verify`); `nil` without the walk.
-    package var unreadableRecords: Int?
+    /// Per partition, largest first, from the counters the index keeps per partition.
+    package var partitions: [PartitionStatistics] = []
+    /// The partitions' counters add up to the directory's. `false`: a process of an earlier
+    /// release (which keeps no partition counters) stored or removed entries since they were
+    /// counted, so the per-partition figures are off by that; `urlcache verify --fix` counts
+    /// them again.
+    package var partitionCountersExact = true
 }
 
 extension CacheMaintainer {
-    /// The directory's counters and, with `includePartitions`, per-partition sums from a walk of
-    /// every record (short read transactions; no body is read).
+    /// The directory's counters, its per-partition counters (both kept in the index: no walk
+    /// over the records) and its disk usage, measured by stat'ing every file when `measure` (what
+    /// `du` shows), else estimated from the counters (cheap enough for every scrape).
     /// - Throws: `CacheError`.
-    package func statistics(includePartitions: Bool = true) throws -> StatisticsReport {
+    package func statistics(measure: Bool = true) throws -> StatisticsReport {
         let stats = try store.statistics()
-        let disk = try store.diskUsage(measure: includePartitions)
-        var report = StatisticsReport(
+        let disk = try store.diskUsage(measure: measure)
+        let counted = try store.partitionCounters()
+        return StatisticsReport(
             directory: directory, diskBytes: disk.totalBytes, diskIndexBytes: disk.indexBytes,
             diskBodyFileBytes: disk.bodyFileBytes, diskLeftoverBytes: disk.leftoverBytes,
             diskLeftoverFiles: disk.leftoverFiles, diskOverheadBytes: disk.overheadBytes,
@@ -81,22 +89,12 @@ extension CacheMaintainer {
             readerSlotsUsed: stats.readerSlotsUsed, readerSlotsMax: stats.readerSlotsMax,
             evictions: stats.evictions, corruptPurges: stats.corruptPurges,
             hits: stats.hits, misses: stats.misses, stores: stats.stores,
-            fileSystem: try? FileSystemSpace.of(directory: directory), partitions: nil, unreadableRecords: nil)
-        guard includePartitions else { return report }
-        var byName: [[UInt8]: PartitionStatistics] = [:]
-        report.unreadableRecords = try store.forEachRecord { record in
-            var partition =
-                byName[record.partition]
-                ?? PartitionStatistics(name: partitionName(record.partition), entries: 0, bodyBytes: 0, storedBytes: 0)
-            partition.entries += 1
-            partition.bodyBytes += record.bodySize
-            partition.storedBytes += record.footprintSize
-            partition.oldestStoredAt = min(partition.oldestStoredAt ?? record.storedAt, record.storedAt)
-            partition.lastUsed = max(partition.lastUsed ?? record.lastUsed, record.lastUsed)
-            byName[record.partition] = partition
-            return true
-        }
-        report.partitions = byName.values.sorted { ($0.storedBytes, $1.name) > ($1.storedBytes, $0.name) }
-        return report
+            fileSystem: try? FileSystemSpace.of(directory: directory),
+            partitions: counted.partitions.map { counters in
+                PartitionStatistics(
+                    name: partitionName(counters.partition), entries: counters.entries, bodyBytes: counters.bodyBytes,
+                    diskBytes: counters.bytes, quotaBytes: counters.quotaBytes)
+            }.sorted { ($0.diskBytes, $1.name) > ($1.diskBytes, $0.name) },
+            partitionCountersExact: counted.exact)
     }
 }

@@ -17,7 +17,7 @@ import SharedURLCacheStore
 ///
 /// ## Topics
 /// - ``compact(_:now:fileSystem:progress:)``
-/// - ``statistics(includePartitions:)``
+/// - ``statistics(measure:)``
 /// - ``verify(fix:checkBodies:rebuild:)``
 /// - ``list(_:)``, ``show(url:partition:)``
 /// - ``purge(_:dryRun:now:)``

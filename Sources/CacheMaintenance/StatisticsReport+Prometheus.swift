@@ -7,8 +7,8 @@ extension StatisticsReport {
     ///
     /// Every sample carries a `directory` label. The "ever" counters (hits, misses, stores,
     /// evictions, corrupt purges) are kept in the index and shared by every process, so they are
-    /// exported as counters; sizes are gauges. Per-partition gauges appear when the report has
-    /// them (a walk of every record: `stats` without `--counters-only`).
+    /// exported as counters; sizes are gauges. Per-partition gauges come from the counters the
+    /// index keeps per partition (no walk), so every scrape has them.
     package func prometheusText() -> String {
         let registry = PrometheusCollectorRegistry()
         let directoryLabel = ("directory", directory)
@@ -48,12 +48,21 @@ extension StatisticsReport {
                 "filesystem_available_bytes", fileSystem.availableBytes, "Bytes the cache's file system can still take."
             )
         }
-        for partition in partitions ?? [] {
+        for partition in partitions {
             let label = [("partition", partition.name)]
             gauge("partition_entries", partition.entries, "Entries of the partition.", label)
             gauge("partition_body_bytes", partition.bodyBytes, "Logical body bytes of the partition.", label)
-            gauge("partition_stored_bytes", partition.storedBytes, "Bytes the partition's entries take.", label)
+            gauge(
+                "partition_disk_bytes", partition.diskBytes,
+                "Bytes the partition's entries take on disk (records + body files): what its quota holds.", label)
+            if let quota = partition.quotaBytes {
+                gauge("partition_quota_bytes", quota, "The partition's byte quota.", label)
+            }
         }
+        gauge(
+            "partition_counters_exact", partitionCountersExact ? 1 : 0,
+            "1 when the partitions' counters add up to the directory's (0: an earlier release changed entries; verify --fix)."
+        )
         return registry.emitToString()
     }
 }

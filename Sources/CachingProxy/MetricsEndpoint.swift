@@ -19,7 +19,7 @@ enum MetricsEndpoint {
     ) async throws -> any Channel {
         let scrape: @Sendable () -> String = {
             // A directory that cannot be read now still leaves the proxy's own counters to scrape.
-            let directoryText = (try? directory.statistics(includePartitions: false).prometheusText()) ?? ""
+            let directoryText = (try? directory.statistics(measure: false).prometheusText()) ?? ""
             return registry.emitToString() + directoryText
         }
         return try await ServerBootstrap(group: group)

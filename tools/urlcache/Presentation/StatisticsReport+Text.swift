@@ -46,22 +46,26 @@ extension StatisticsReport: TextReport {
                     "\(TextFormat.bytes(fileSystem.availableBytes)) free of \(TextFormat.bytes(fileSystem.totalBytes))"
                 ))
         }
-        if let unreadableRecords, unreadableRecords > 0 {
-            rows.append(("unreadable records", "\(unreadableRecords) (run urlcache verify)"))
+        if !partitionCountersExact {
+            rows.append(
+                (
+                    "partition counters",
+                    "do not add up to the directory's (an earlier release changed entries; run urlcache verify --fix)"
+                ))
         }
         var text = TextFormat.pairs(rows)
-        if let partitions, !partitions.isEmpty {
+        if !partitions.isEmpty {
             let table = partitions.map { partition in
                 [
                     partition.name.isEmpty ? "(default)" : partition.name, "\(partition.entries)",
-                    TextFormat.bytes(partition.bodyBytes), TextFormat.bytes(partition.storedBytes),
-                    partition.lastUsed.map(TextFormat.date) ?? "-",
+                    TextFormat.bytes(partition.bodyBytes), TextFormat.bytes(partition.diskBytes),
+                    partition.quotaBytes.map(TextFormat.bytes) ?? "-",
                 ]
             }
             text +=
                 "\n\n"
                 + TextFormat.table(
-                    ["PARTITION", "ENTRIES", "BODY", "STORED", "LAST USED"], table, rightAligned: [1, 2, 3])
+                    ["PARTITION", "ENTRIES", "BODY", "ON DISK", "QUOTA"], table, rightAligned: [1, 2, 3, 4])
         }
         return text
     }

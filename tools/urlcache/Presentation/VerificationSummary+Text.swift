@@ -12,6 +12,10 @@ extension VerificationSummary: TextReport {
                 ("damaged bodies", "\(report.damagedBodies)"),
                 ("stray index keys", "\(report.strayIndexKeys)"),
                 ("counters match", report.countersMatch ? "yes" : "no"),
+                (
+                    "partition counters match",
+                    report.partitionCountersMatch ? "yes" : "no (an earlier release changed entries; --fix counts them)"
+                ),
                 ("orphan files", "\(report.orphanFiles)"),
                 ("temp files", "\(report.tempFiles)"),
                 ("leftover bytes", TextFormat.bytes(report.leftoverBytes)),

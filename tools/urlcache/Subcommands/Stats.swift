@@ -4,7 +4,7 @@ import Foundation
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the directory's counters, index and reader use, and usage per partition.",
+        abstract: "Print the directory's counters, index and reader use, and usage and quota per partition.",
         discussion: """
             With --prometheus the same figures are printed in Prometheus' text format; with \
             --output they replace FILE atomically, for node_exporter's textfile collector:
@@ -12,7 +12,8 @@ struct Stats: ParsableCommand {
             """)
 
     @OptionGroup var options: CacheDirectoryOptions
-    @Flag(help: "Skip the per-partition walk over every record (counters only, instant).") var countersOnly = false
+    @Flag(help: "Estimate the disk usage from the counters instead of stat'ing every file (instant).")
+    var countersOnly = false
     @Flag(help: "Prometheus text exposition format instead of text or JSON.") var prometheus = false
     @Option(help: "Write the Prometheus text to this file (replaced atomically) instead of printing it.")
     var output: String?
@@ -24,7 +25,7 @@ struct Stats: ParsableCommand {
     }
 
     func run() throws {
-        let report = try CacheMaintainer(directory: options.resolved).statistics(includePartitions: !countersOnly)
+        let report = try CacheMaintainer(directory: options.resolved).statistics(measure: !countersOnly)
         guard prometheus else { return format.emit(report) }
         let text = report.prometheusText()
         guard let output else { return print(text, terminator: "") }

@@ -218,8 +218,9 @@ int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_
 
 /* Counter key of a partition in `meta`: 0x00 'P' ‖ SHA-256(partition)[0..16]. */
 #define SUC_PART_KEY_LEN 18
-/* Its value: u64 entries, record bytes, file bytes, body bytes, quota (0 = none), then the name. */
-#define SUC_PART_VALUE_FIXED 40
+/* Its value: u64 entries, record bytes, file bytes, body bytes, stored bytes, quota (0 = none),
+ * then the name. */
+#define SUC_PART_VALUE_FIXED 48
 void suc_partition_key(const void *partition, size_t len, uint8_t out[SUC_PART_KEY_LEN]);
 /* Adds (sign > 0) or takes (sign < 0) record `r` at `ikey` to its partition's counters inside
  * `txn`, and to the partition's last-use order when it has a quota; suc_index_put and

@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Counter value: entries, record bytes, file bytes, body bytes, quota (0 = none), then the name. */
+/* Counter value: entries, record bytes, file bytes, body bytes, stored bytes, quota (0 = none),
+ * then the name. */
 #define PART_FIXED SUC_PART_VALUE_FIXED
 #define USE_KEY_LEN (SUC_PART_KEY_LEN + SUC_TKEY_LEN)
 /* Keys handled per write transaction when a quota is set, removed or enforced, so services
@@ -48,7 +49,7 @@ static void use_key(const uint8_t pkey[SUC_PART_KEY_LEN], int64_t t, const uint8
 }
 
 typedef struct part_value {
-    uint64_t entries, record_bytes, file_bytes, body_bytes, quota;
+    uint64_t entries, record_bytes, file_bytes, body_bytes, stored_bytes, quota;
 } part_value;
 
 static int decode_value(const MDB_val *v, part_value *out) {
@@ -58,7 +59,8 @@ static int decode_value(const MDB_val *v, part_value *out) {
     out->record_bytes = suc_get_u64(p + 8);
     out->file_bytes = suc_get_u64(p + 16);
     out->body_bytes = suc_get_u64(p + 24);
-    out->quota = suc_get_u64(p + 32);
+    out->stored_bytes = suc_get_u64(p + 32);
+    out->quota = suc_get_u64(p + 40);
     return 1;
 }
 
@@ -79,7 +81,8 @@ static int write_value(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_K
     suc_put_u64(buf + 8, pv->record_bytes);
     suc_put_u64(buf + 16, pv->file_bytes);
     suc_put_u64(buf + 24, pv->body_bytes);
-    suc_put_u64(buf + 32, pv->quota);
+    suc_put_u64(buf + 32, pv->stored_bytes);
+    suc_put_u64(buf + 40, pv->quota);
     if (name_len) memcpy(buf + PART_FIXED, name, name_len);
     MDB_val v = {PART_FIXED + name_len, buf};
     int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
@@ -117,6 +120,7 @@ int suc_partition_account(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKE
     pv.record_bytes = add_clamped(pv.record_bytes, s * (int64_t)rec_len);
     pv.file_bytes = add_clamped(pv.file_bytes, s * (int64_t)suc_record_file_bytes(r, rec_len));
     pv.body_bytes = add_clamped(pv.body_bytes, s * (int64_t)r->body_size);
+    pv.stored_bytes = add_clamped(pv.stored_bytes, s * (int64_t)suc_record_stored_bytes(r, rec_len));
     int rc = SUC_OK;
     if (pv.quota) { /* only partitions with a quota keep a last-use order of their own */
         uint8_t uk[USE_KEY_LEN];
@@ -326,6 +330,7 @@ int suc_partitions_recount(suc_cache *c, MDB_txn *txn, suc_error *err) {
         s->v.record_bytes += v.mv_size;
         s->v.file_bytes += suc_record_file_bytes(&r, v.mv_size);
         s->v.body_bytes += r.body_size;
+        s->v.stored_bytes += suc_record_stored_bytes(&r, v.mv_size);
         if (s->v.quota) {
             uint8_t uk[USE_KEY_LEN];
             use_key(pkey, r.last_used_ms, k.mv_data, uk);
@@ -386,7 +391,7 @@ int suc_partitions_list(suc_cache *c, suc_partition_fn fn, void *ctx, int *out_e
         records += pv.record_bytes;
         if (stopped) continue;
         suc_partition_info info = {(const uint8_t *)v.mv_data + PART_FIXED, v.mv_size - PART_FIXED, pv.entries,
-                                   pv.record_bytes + pv.file_bytes, pv.body_bytes, pv.quota};
+                                   pv.record_bytes + pv.file_bytes, pv.body_bytes, pv.stored_bytes, pv.quota};
         stopped = fn(ctx, &info) != 0;
     }
     mdb_cursor_close(cur);
@@ -432,6 +437,7 @@ int suc_partitions_check(suc_cache *c, int *out_match, suc_error *err) {
         s->v.record_bytes += v.mv_size;
         s->v.file_bytes += suc_record_file_bytes(&r, v.mv_size);
         s->v.body_bytes += r.body_size;
+        s->v.stored_bytes += suc_record_stored_bytes(&r, v.mv_size);
     }
     mdb_cursor_close(cur);
     if (mrc == ENOMEM) rc = suc_fail(err, SUC_ENOMEM, "check(partitions)", ENOMEM, 0, "out of memory");
@@ -447,7 +453,7 @@ int suc_partitions_check(suc_cache *c, int *out_match, suc_error *err) {
             if (k.mv_size != SUC_PART_KEY_LEN || !decode_value(&v, &pv) || pv.entries == 0) continue;
             part_slot *s = table_slot(&t, k.mv_data, NULL, 0);
             match = s && s->v.entries == pv.entries && s->v.record_bytes == pv.record_bytes &&
-                    s->v.file_bytes == pv.file_bytes && s->v.body_bytes == pv.body_bytes;
+                    s->v.file_bytes == pv.file_bytes && s->v.body_bytes == pv.body_bytes && s->v.stored_bytes == pv.stored_bytes;
             counted++;
         }
         mdb_cursor_close(cur);

@@ -45,7 +45,7 @@ static int mark_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (ctx->len) memcpy(value + SUC_PART_VALUE_FIXED, ctx->name, ctx->len);
         len = SUC_PART_VALUE_FIXED + ctx->len;
     }
-    suc_put_u64(value + 32, ctx->max_bytes);
+    suc_put_u64(value + 40, ctx->max_bytes);
     MDB_val nv = {len, value};
     if (!ctx->max_bytes && suc_get_u64(value) == 0) mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
     else mrc = mdb_put(txn, c->dbi_meta, &k, &nv, 0);
@@ -247,7 +247,7 @@ int suc_partitions_enforce_quotas(suc_cache *c, uint32_t batch, uint64_t *out_ev
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
         if (k.mv_size != SUC_PART_KEY_LEN || v.mv_size < SUC_PART_VALUE_FIXED) continue;
-        uint64_t quota = suc_get_u64((uint8_t *)v.mv_data + 32), bytes = suc_get_u64((uint8_t *)v.mv_data + 8) +
+        uint64_t quota = suc_get_u64((uint8_t *)v.mv_data + 40), bytes = suc_get_u64((uint8_t *)v.mv_data + 8) +
                                                                          suc_get_u64((uint8_t *)v.mv_data + 16);
         if (!quota || bytes <= quota) continue;
         if (n == cap) {

@@ -8,11 +8,18 @@ package struct PartitionStatistics: Sendable, Hashable, Codable {
     package var entries: Int
     /// Logical (uncompressed) body bytes.
     package var bodyBytes: Int
+    /// Body bytes as stored (body files whole, inline bodies), as before the counters existed.
+    package var storedBytes: Int
     /// What its entries take on disk as the capacity counts it (records + body files rounded to
     /// whole 4 KiB blocks): what its quota holds.
     package var diskBytes: Int
     /// Its byte quota (`urlcache quota`), or `nil`.
     package var quotaBytes: Int?
+    /// No longer filled (`nil`, absent from JSON): they took a walk over every record, and the
+    /// figures now come from the counters. Kept so that no field of the output is renamed.
+    package var oldestStoredAt: Date?
+    /// See ``oldestStoredAt``.
+    package var lastUsed: Date?
 }
 
 /// What `urlcache stats` prints.
@@ -66,6 +73,9 @@ package struct StatisticsReport: Sendable, Hashable, Codable {
     /// counted, so the per-partition figures are off by that; `urlcache verify --fix` counts
     /// them again.
     package var partitionCountersExact = true
+    /// No longer filled (`nil`, absent from JSON): it came from the walk the partitions took;
+    /// `urlcache verify` counts unreadable records.
+    package var unreadableRecords: Int?
 }
 
 extension CacheMaintainer {
@@ -93,7 +103,7 @@ extension CacheMaintainer {
             partitions: counted.partitions.map { counters in
                 PartitionStatistics(
                     name: partitionName(counters.partition), entries: counters.entries, bodyBytes: counters.bodyBytes,
-                    diskBytes: counters.bytes, quotaBytes: counters.quotaBytes)
+                    storedBytes: counters.storedBytes, diskBytes: counters.bytes, quotaBytes: counters.quotaBytes)
             }.sorted { ($0.diskBytes, $1.name) > ($1.diskBytes, $0.name) },
             partitionCountersExact: counted.exact)
     }

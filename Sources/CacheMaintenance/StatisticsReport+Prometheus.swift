@@ -52,6 +52,7 @@ extension StatisticsReport {
             let label = [("partition", partition.name)]
             gauge("partition_entries", partition.entries, "Entries of the partition.", label)
             gauge("partition_body_bytes", partition.bodyBytes, "Logical body bytes of the partition.", label)
+            gauge("partition_stored_bytes", partition.storedBytes, "Body bytes of the partition as stored.", label)
             gauge(
                 "partition_disk_bytes", partition.diskBytes,
                 "Bytes the partition's entries take on disk (records + body files): what its quota holds.", label)

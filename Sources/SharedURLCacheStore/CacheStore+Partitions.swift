@@ -12,6 +12,8 @@ package struct PartitionCounters: Sendable, Hashable {
     package var bytes: Int
     /// Logical (uncompressed) body bytes.
     package var bodyBytes: Int
+    /// Body bytes as stored, as ``StoredRecord/footprintSize`` counts them.
+    package var storedBytes: Int
     /// The partition's byte quota, or `nil` when it has none.
     package var quotaBytes: Int?
 }
@@ -49,7 +51,7 @@ extension CacheStore {
                     Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue().items.append(
                         PartitionCounters(
                             partition: name, entries: Int(info.entries), bytes: Int(info.bytes),
-                            bodyBytes: Int(info.body_bytes),
+                            bodyBytes: Int(info.body_bytes), storedBytes: Int(info.stored_bytes),
                             quotaBytes: info.quota_bytes == 0 ? nil : Int(info.quota_bytes)))
                     return 0
                 }, Unmanaged.passUnretained(box).toOpaque(), &exact, &detail)

@@ -5,7 +5,19 @@ import SharedURLCacheStore
 /// `CacheWorker partitions DIR SEED OPS`: random stores (some under a capacity, so they evict),
 /// removals and tag purges over four partitions, for the partition-counter tests
 /// (Tests/SharedURLCacheStoreTests/PartitionCounterTests.swift). Prints "DONE".
+/// `CacheWorker fill DIR PARTITION COUNT SIZE`: COUNT stores of SIZE random bytes into PARTITION.
 enum PartitionWorker {
+    static func fill(_ store: CacheStore, partition: String, count: Int, size: Int) throws(CacheError) {
+        var rng = SplitMix64(seed: UInt64(count))
+        for i in 0..<count {
+            let body = (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            try store.store(
+                RecordDescriptor(key: Array("\(partition)/fill-\(i)".utf8), partition: Array(partition.utf8)),
+                body: body)
+        }
+        print("DONE")
+    }
+
     static func run(_ store: CacheStore, seed: UInt64, operations: Int) throws(CacheError) {
         var rng = SplitMix64(seed: seed)
         for _ in 0..<operations { try randomOperation(store, &rng) }

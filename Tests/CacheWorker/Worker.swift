@@ -12,6 +12,7 @@ import Foundation
 ///   CacheWorker holdlock DIR MILLIS                      holds the index write lock
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
 ///   CacheWorker partitions DIR SEED OPS                  random stores/removals/purges in 4 partitions
+///   CacheWorker fill DIR PARTITION COUNT SIZE            COUNT stores of SIZE bytes into PARTITION
 ///   CacheWorker api-get|api-version|api-remove|api-remove-all|api-put DIR …   see APIWorker.swift
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (docs/Reliability.md T14)
@@ -50,6 +51,8 @@ struct Worker {
                 case .invalid(let why): fail(3, "INVALID \(why)")
                 }
             case "remove": print("REMOVED \(try store.remove(key: Array(args[3].utf8)))")
+            case "fill":
+                try PartitionWorker.fill(store, partition: args[3], count: Int(args[4])!, size: Int(args[5])!)
             case "partitions": try PartitionWorker.run(store, seed: UInt64(args[3])!, operations: Int(args[4])!)
             case let command where command.hasPrefix("api-"): exit(APIWorker.run(store, args))
             case "holdlock":

@@ -60,6 +60,11 @@ extension Reliability {
             // When: this release joins, bloats the index with entries it then removes, and
             // compacts while the earlier writer still runs.
             let store = try CacheStore(directory: dir)
+            // A quota the earlier release would not obey is refused while it has the directory open.
+            let refused = #expect(throws: CacheError.self) {
+                try store.setPartitionQuota(Array("p1".utf8), maxBytes: 1 << 20, allowNewPartition: true)
+            }
+            #expect(refused?.code == .unsupportedVersion && refused?.message.contains("earlier release") == true)
             // Incompressible 1.8 KB bodies: inline, each record on its own overflow page.
             var x: UInt32 = 7
             let filler = (0..<1800).map { _ -> UInt8 in
@@ -83,6 +88,11 @@ extension Reliability {
             for i in stride(from: 0, to: 3000, by: 10) {
                 #expect(try store.record(for: Array("new-\(i)".utf8))?.body == filler)
             }
+            // It keeps no partition counters: stats and verify say so, and verify --fix counts them.
+            #expect(try !store.partitionCounters().exact)
+            #expect(try !store.verify().partitionCountersMatch)
+            _ = try store.verify(fix: true)
+            #expect(try store.partitionCounters().exact && store.verify().partitionCountersMatch)
             // Once the earlier release is gone, the same compaction rewrites the index.
             let after = try store.compact(CompactionPolicy())
             #expect(!after.indexRewriteDeferred && after.indexRewrites >= 1, "\(after)")
@@ -115,6 +125,10 @@ extension Reliability {
                 // Its usage counters are complete on first open (file_bytes counted from the records).
                 let usage = try store.diskUsage(measure: true)
                 #expect(usage.totalBytes == allocatedBytes(under: dir) && usage.leftoverBytes == 0, "\(usage)")
+                // Its partition counters too, counted once from the records at that open.
+                let partitions = try store.partitionCounters()
+                #expect(partitions.exact && partitions.partitions.map(\.entries) == [20, 20, 20], "\(partitions)")
+                #expect(try store.verify().partitionCountersMatch)
                 try store.rewriteIndex()
                 for i in 0..<60 {
                     #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i) after a rewrite")

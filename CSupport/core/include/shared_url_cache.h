@@ -448,6 +448,8 @@ typedef struct suc_partition_info {
     uint64_t entries;
     uint64_t bytes;
     uint64_t body_bytes;  /* logical (uncompressed) body bytes */
+    uint64_t stored_bytes; /* body bytes as stored (compressed or raw; a body file whole, header
+                             and record copy included; inline bodies inside their record) */
     uint64_t quota_bytes; /* the partition's byte quota; 0 = none */
 } suc_partition_info;
 

@@ -99,12 +99,12 @@ static int op_add_dead(suc_op *op, const uint8_t id[SUC_BODY_ID_LEN]) {
     return SUC_OK;
 }
 
-int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
-                     suc_counters *delta, suc_error *err) {
-    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return MDB_NOTFOUND;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+/* Deletes the entry whose record `v` was just read at `ikey`; its partition's counters too
+ * unless the caller accounts for them (a put replacing it: one change for both). */
+static int delete_found(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], MDB_val v, suc_op *op,
+                        suc_counters *delta, int account_partition, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey};
+    int mrc;
     suc_record r;
     size_t len = v.mv_size;
     int decoded = suc_record_decode(v.mv_data, len, &r) == SUC_OK;
@@ -120,7 +120,7 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL)) && mrc != MDB_NOTFOUND)
             return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
         int rc = suc_tags_index(c, txn, ikey, &r, 0, err);
-        if (!rc) rc = suc_partition_account(c, txn, ikey, &r, len, -1, err);
+        if (!rc && account_partition) rc = suc_partition_account(c, txn, ikey, &r, len, -1, err);
         if (rc) return rc;
         delta->body_bytes -= (int64_t)r.body_size;
         delta->stored_bytes -= (int64_t)suc_record_stored_bytes(&r, len);
@@ -133,6 +133,15 @@ int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
     if ((mrc = mdb_del(txn, c->dbi_main, &k, NULL))) return suc_fail_mdb(err, "mdb_del(main)", mrc);
     if (op) op->removed++;
     return SUC_OK;
+}
+
+int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
+                     suc_counters *delta, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return MDB_NOTFOUND;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    return delete_found(c, txn, ikey, v, op, delta, 1, err);
 }
 
 /* Collects the ikeys of every record under the 32-byte key hash whose full key is `key`. */
@@ -180,14 +189,22 @@ static int collect_variants(suc_cache *c, MDB_txn *txn, const uint8_t prefix[SUC
 
 int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                   suc_error *err) {
-    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
-    if (rc && rc != MDB_NOTFOUND) return rc;
-    op->removed = 0; /* a replacement is not a removal */
     op->version = ++*seq;
     suc_record_patch_version(op->record, op->version);
-    suc_record r;
+    suc_record r, old;
     if (suc_record_decode(op->record, op->record_len, &r))
         return suc_fail(err, SUC_EINVAL, "record", 0, 0, "internal: record does not decode");
+    /* The entry it replaces, and the partition counters of both in one read and write (the old
+     * record is read before anything changes the page it lies in). */
+    MDB_val k0 = {SUC_IKEY_LEN, op->ikey}, v0;
+    int mrc0 = mdb_get(txn, c->dbi_main, &k0, &v0), rc;
+    if (mrc0 && mrc0 != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(main)", mrc0);
+    int had_old = mrc0 == 0 && suc_record_decode(v0.mv_data, v0.mv_size, &old) == SUC_OK;
+    if ((rc = suc_partition_replace(c, txn, op->ikey, had_old ? &old : NULL, had_old ? v0.mv_size : 0, &r,
+                                    op->record_len, &op->part_quota, &op->part_bytes, err)))
+        return rc;
+    if (mrc0 == 0 && (rc = delete_found(c, txn, op->ikey, v0, op, d, 0, err))) return rc;
+    op->removed = 0; /* a replacement is not a removal */
     MDB_val k = {SUC_IKEY_LEN, op->ikey}, v = {op->record_len, op->record}, empty = {0, NULL};
     int mrc = mdb_put(txn, c->dbi_main, &k, &v, 0);
     if (mrc) return suc_fail_mdb(err, "mdb_put(main)", mrc);
@@ -198,7 +215,6 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     suc_tkey_make(r.last_used_ms, op->ikey, t);
     if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
     if ((rc = suc_tags_index(c, txn, op->ikey, &r, 1, err))) return rc;
-    if ((rc = suc_partition_account(c, txn, op->ikey, &r, op->record_len, 1, err))) return rc;
     d->entries += 1;
     d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;
@@ -318,38 +334,52 @@ static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counte
  * partition cannot evict the others), then the directory's; only an entry larger than the cap
  * or the quota itself is refused (the batch goes on). */
 #define SUC_CAP_EVICT_MAX 100000u
+
+static int refuse(suc_op *op, uint64_t need, const char *what, uint64_t limit) {
+    op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "capacity", 0, 0,
+                         "store refused: the entry (%llu bytes) is larger than %s of %llu bytes",
+                         (unsigned long long)need, what, (unsigned long long)limit);
+    return SUC_OK;
+}
+
 static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                             suc_error *err) {
     uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
     suc_record r;
-    if (suc_record_decode(op->record, op->record_len, &r) == SUC_OK) {
-        uint8_t pkey[SUC_PART_KEY_LEN];
+    if (suc_record_decode(op->record, op->record_len, &r) != SUC_OK) return suc_index_put(c, txn, op, d, seq, err);
+    uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
+    uint8_t pkey[SUC_PART_KEY_LEN];
+    suc_partition_key(r.partition, r.partition_len, pkey);
+    int rc;
+    if (cap) {
+        /* The partition's own entries go before the directory's: its quota is read first. */
         uint64_t quota = 0, counted = 0;
-        suc_partition_key(r.partition, r.partition_len, pkey);
-        int rc = suc_partition_quota(c, txn, pkey, &quota, &counted);
-        if (rc) return suc_fail_mdb(err, "mdb_get(partition)", rc);
-        if (cap || quota) {
-            uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
-            /* The entry it replaces goes first: its bytes are not in the way. */
+        if ((rc = suc_partition_quota(c, txn, pkey, &quota, &counted))) return suc_fail_mdb(err, "mdb_get(partition)", rc);
+        /* The entry it replaces goes first: its bytes are not in the way. */
+        rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+        if (rc && rc != MDB_NOTFOUND) return rc;
+        if (quota && need > quota) return refuse(op, need, "the partition's quota", quota);
+        if (need > cap) return refuse(op, need, "the capacity", cap); /* could never fit: evict nothing */
+        if (quota && (rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, NULL, op, d, NULL, err)))
+            return rc;
+        rc = suc_index_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
+        if (rc == SUC_ECAPACITY) return refuse(op, need, "the capacity", cap);
+        if (rc) return rc;
+    }
+    if ((rc = suc_index_put(c, txn, op, d, seq, err))) return rc;
+    /* Without a cap the quota is checked after the put, from the counters the put just wrote:
+     * no read of its own for a partition without one (the common case). */
+    if (!cap && op->part_quota && op->part_bytes > op->part_quota) {
+        uint64_t quota = op->part_quota;
+        if (need > quota) { /* could never fit: the entry goes again, and so is the one it replaced */
             rc = suc_index_delete(c, txn, op->ikey, op, d, err);
             if (rc && rc != MDB_NOTFOUND) return rc;
-            const char *what = quota && need > quota ? "the partition's quota" : "the capacity";
-            uint64_t limit = quota && need > quota ? quota : cap;
-            rc = (quota && need > quota) || (cap && need > cap) ? SUC_ECAPACITY /* could never fit */
-                                                                : SUC_OK;
-            if (rc == SUC_OK && quota) rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
-            if (rc == SUC_OK && cap) rc = suc_index_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
-            if (rc == SUC_ECAPACITY) {
-                op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "hard cap", 0, 0,
-                                     "store refused: the entry (%llu bytes) is larger than %s of %llu bytes",
-                                     (unsigned long long)need, what, (unsigned long long)limit);
-                return SUC_OK;
-            }
-            if (rc) return rc;
+            d->stores -= 1;
+            return refuse(op, need, "the partition's quota", quota);
         }
+        if ((rc = suc_partition_evict(c, txn, pkey, quota, SUC_CAP_EVICT_MAX, op->ikey, op, d, NULL, err))) return rc;
     }
-    int rc = suc_index_put(c, txn, op, d, seq, err);
-    if (rc || !op->put_flags) return rc;
+    if (!op->put_flags) return SUC_OK;
     return apply_variant_rule(c, txn, op, d, seq, err);
 }
 

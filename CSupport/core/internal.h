@@ -169,6 +169,7 @@ typedef struct suc_op {
     uint64_t expect_version;
     uint64_t capacity_bytes; /* PUT: the online cap for this store; 0 = the handle's */
     uint32_t put_flags;      /* PUT: SUC_PUT_SOLE_VARIANT or SUC_PUT_SELECTOR */
+    uint64_t part_quota, part_bytes; /* PUT result: the entry's partition's quota and bytes after */
     uint8_t *selector; size_t selector_len; /* PUT with SUC_PUT_SELECTOR: its encoded record */
     /* results */
     int rc;
@@ -227,6 +228,12 @@ void suc_partition_key(const void *partition, size_t len, uint8_t out[SUC_PART_K
  * suc_index_delete call it, so every path keeps them (as with tag postings). */
 int suc_partition_account(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                           size_t rec_len, int sign, suc_error *err);
+/* The same for a put that replaces an entry: one read and one write of the counters when both
+ * are of one partition. `out_quota` and `out_bytes` (may be NULL) get the quota and the bytes of
+ * the added entry's partition after the change. */
+int suc_partition_replace(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *gone,
+                          size_t gone_len, const suc_record *added, size_t added_len, uint64_t *out_quota,
+                          uint64_t *out_bytes, suc_error *err);
 /* Moves the entry in its partition's last-use order (only partitions with a quota keep one). */
 int suc_partition_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                         int64_t new_last_used_ms, suc_error *err);
@@ -236,9 +243,11 @@ int suc_partition_any_use_keys(suc_cache *c, MDB_txn *txn);
 int suc_partition_quota(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t *out_quota,
                         uint64_t *out_bytes);
 /* Evicts the partition's least recently used entries inside `txn` until its bytes are at most
- * `limit`, at most `max` of them (only what its last-use order knows). */
+ * `limit`, at most `max` of them (only what its last-use order knows), stopping at `keep` (may be
+ * NULL: the entry being stored). */
 int suc_partition_evict(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t limit,
-                        uint32_t max, suc_op *op, suc_counters *d, uint64_t *out_evicted, suc_error *err);
+                        uint32_t max, const uint8_t *keep, suc_op *op, suc_counters *d, uint64_t *out_evicted,
+                        suc_error *err);
 /* Counts every partition again from the records inside `txn` (quotas stay; their last-use
  * orders are rebuilt) and marks the counters present. */
 int suc_partitions_recount(suc_cache *c, MDB_txn *txn, suc_error *err);

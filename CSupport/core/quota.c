@@ -161,7 +161,7 @@ static int enforce_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     if (mrc) return suc_fail_mdb(err, "mdb_get(partition)", mrc);
     if (!quota || bytes <= quota) return SUC_OK;
     suc_counters d = {0};
-    int rc = suc_partition_evict(c, txn, ctx->pkey, quota, ctx->batch, &ctx->op, &d, &ctx->evicted, err);
+    int rc = suc_partition_evict(c, txn, ctx->pkey, quota, ctx->batch, NULL, &ctx->op, &d, &ctx->evicted, err);
     return rc ? rc : suc_meta_add_counters(c, txn, &d, err);
 }
 

@@ -18,8 +18,10 @@ struct PartitionQuotaTests {
         try store.partitionCounters().partitions.first { $0.partition == bytes(partition) }
     }
 
-    @Test("a partition over its quota evicts its own least recently used entries; another partition is untouched")
-    func quotaEvictsOwnEntriesOnly() throws {
+    @Test(
+        "a partition over its quota evicts its own least recently used entries; another partition is untouched",
+        arguments: [nil, 2_000_000])
+    func quotaEvictsOwnEntriesOnly(capacity: Int?) throws {
         let dir = TestDirectory()
         var configuration = CacheStoreConfiguration()
         configuration.touchInterval = .milliseconds(1)
@@ -31,8 +33,10 @@ struct PartitionQuotaTests {
         let set = try store.setPartitionQuota(bytes("noisy"), maxBytes: Self.quota)
         #expect(set.indexedEntries == 1 && set.evictedEntries == 0)
         for i in 1..<100 {
+            // With a capacity too (not reached here), the quota is read before the put.
             try store.store(
-                Self.descriptor("noisy", i), body: makeBody(size: 5_000, compressible: false, seed: UInt64(i)))
+                Self.descriptor("noisy", i), body: makeBody(size: 5_000, compressible: false, seed: UInt64(i)),
+                capacityBytes: capacity)
             // The first one stays in use: last-use order, not store order.
             _ = try store.record(for: bytes("noisy/0"))
             let noisy = try #require(try Self.counters(store, "noisy"))
@@ -65,14 +69,19 @@ struct PartitionQuotaTests {
         #expect(try #require(try Self.counters(store, "big")).bytes <= Self.quota)
         #expect(try store.version(for: bytes("big/39")) != nil && store.version(for: bytes("big/0")) == nil)
 
-        try store.store(Self.descriptor("big", 39), body: bytes("old"))
-        do {
-            try store.store(Self.descriptor("big", 39), body: makeBody(size: 70_000, compressible: false))
-            Issue.record("an entry larger than the quota was stored")
-        } catch {
-            #expect(error.code == .overCapacity && error.message.contains("quota"), "\(error)")
+        for capacity in [nil, 10_000_000] {
+            try store.store(Self.descriptor("big", 39), body: bytes("old"))
+            do {
+                try store.store(
+                    Self.descriptor("big", 39), body: makeBody(size: 70_000, compressible: false),
+                    capacityBytes: capacity)
+                Issue.record("an entry larger than the quota was stored")
+            } catch {
+                #expect(error.code == .overCapacity && error.message.contains("quota"), "\(error)")
+            }
+            #expect(try store.version(for: bytes("big/39")) == nil, "no older response comes back")
+            #expect(try store.diskUsage(measure: true).leftoverFiles == 0, "no body file left behind")
         }
-        #expect(try store.version(for: bytes("big/39")) == nil, "no older response comes back")
         #expect(try store.record(for: bytes("other/0"))?.body == bytes("stays"))
 
         try store.setPartitionQuota(bytes("big"), maxBytes: nil)

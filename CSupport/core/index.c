@@ -601,14 +601,15 @@ int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_
 
 /* ---- removals ----------------------------------------------------------------------- */
 
-int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
-               uint64_t *out_removed, suc_error *err) {
+/* One operation on (key, variant), or with variant == NULL on every variant of key, through the
+ * group commit; `out_count` gets how many entries it removed (or marked). */
+static int key_op(suc_cache *c, suc_op_kind kind, const char *name, const void *key, size_t key_len,
+                  const void *variant, size_t variant_len, uint64_t *out_count, suc_error *err) {
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
-    if (!key || !key_len || (variant_len && !variant))
-        return suc_fail(err, SUC_EINVAL, "suc_remove", 0, 0, "a key is required");
+    if (!key || !key_len || (variant_len && !variant)) return suc_fail(err, SUC_EINVAL, name, 0, 0, "a key is required");
     suc_op op = {0};
-    op.kind = SUC_OP_REMOVE;
+    op.kind = kind;
     op.key = key;
     op.key_len = key_len;
     op.variant_all = variant == NULL;
@@ -616,28 +617,20 @@ int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *varian
     rc = suc_index_submit(c, &op, err);
     if (rc == SUC_OK) {
         suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* delete order: commit, then unlink */
-        if (out_removed) *out_removed = op.removed;
+        if (out_count) *out_count = op.removed;
     }
     suc_op_release(&op);
     return rc;
 }
 
+int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+               uint64_t *out_removed, suc_error *err) {
+    return key_op(c, SUC_OP_REMOVE, "suc_remove", key, key_len, variant, variant_len, out_removed, err);
+}
+
 int suc_invalidate(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
                    uint64_t *out_marked, suc_error *err) {
-    int rc = suc_cache_check_fork(c, err);
-    if (rc) return rc;
-    if (!key || !key_len || (variant_len && !variant))
-        return suc_fail(err, SUC_EINVAL, "suc_invalidate", 0, 0, "a key is required");
-    suc_op op = {0};
-    op.kind = SUC_OP_INVALIDATE;
-    op.key = key;
-    op.key_len = key_len;
-    op.variant_all = variant == NULL;
-    suc_ikey_make(key, key_len, variant, variant_len, op.ikey);
-    rc = suc_index_submit(c, &op, err);
-    if (rc == SUC_OK && out_marked) *out_marked = op.removed;
-    suc_op_release(&op);
-    return rc;
+    return key_op(c, SUC_OP_INVALIDATE, "suc_invalidate", key, key_len, variant, variant_len, out_marked, err);
 }
 
 /* Bulk removals run in transactions of at most this many entries, so concurrent writers wait

@@ -7,7 +7,9 @@ import HTTPTypes
 public enum ContentCodingNegotiation {
     /// The codings a stored zlib stream can be sent in, in order of preference.
     public enum Coding: String, Sendable, CaseIterable {
+        /// `gzip` (RFC 9110 §8.4.1.3): the deflate data between a gzip header and trailer.
         case gzip
+        /// `deflate` (RFC 9110 §8.4.1.2): the zlib stream itself.
         case deflate
     }
 

@@ -53,25 +53,6 @@ extension CacheStore {
     /// The corresponding C function is `suc_invalidate`.
     @discardableResult
     public func invalidate(key: [UInt8], variant: [UInt8]? = nil) throws(CacheError) -> Int {
-        let result: Result<Int, CacheError> = withHandle { handle in
-            key.withUnsafeBytes { k in
-                var detail = suc_error()
-                var marked: UInt64 = 0
-                let rc: Int32
-                if let variant {
-                    rc = variant.withUnsafeBytes { v in
-                        withUnsafeBytes(of: UInt8(0)) { empty in
-                            suc_invalidate(
-                                handle, k.baseAddress, k.count, v.baseAddress ?? empty.baseAddress, v.count, &marked,
-                                &detail)
-                        }
-                    }
-                } else {
-                    rc = suc_invalidate(handle, k.baseAddress, k.count, nil, 0, &marked, &detail)
-                }
-                return rc == SUC_OK ? .success(Int(marked)) : .failure(CacheError(core: rc, detail))
-            }
-        }
-        return try result.get()
+        try keyOperation(suc_invalidate, key: key, variant: variant)
     }
 }

@@ -204,23 +204,35 @@ public final class CacheStore: @unchecked Sendable {
     /// The corresponding C function is `suc_remove`.
     @discardableResult
     public func remove(key: [UInt8], variant: [UInt8]? = nil) throws(CacheError) -> Int {
+        try keyOperation(suc_remove, key: key, variant: variant)
+    }
+
+    /// The signature `suc_remove` and `suc_invalidate` share.
+    typealias KeyOperation = (
+        OpaquePointer?, UnsafeRawPointer?, Int, UnsafeRawPointer?, Int, UnsafeMutablePointer<UInt64>?,
+        UnsafeMutablePointer<suc_error>?
+    ) -> Int32
+
+    /// Runs `operation` on one variant, or every variant of `key` when `variant` is `nil`;
+    /// returns the count it reports.
+    func keyOperation(_ operation: KeyOperation, key: [UInt8], variant: [UInt8]?) throws(CacheError) -> Int {
         let result: Result<Int, CacheError> = key.withUnsafeBytes { k in
             var detail = suc_error()
-            var removed: UInt64 = 0
+            var count: UInt64 = 0
             let rc: Int32
             if let variant {
                 rc = variant.withUnsafeBytes { v in
                     // A non-NULL pointer selects exactly this variant, even an empty one.
                     withUnsafeBytes(of: UInt8(0)) { empty in
-                        suc_remove(
-                            handle, k.baseAddress, k.count, v.baseAddress ?? empty.baseAddress, v.count, &removed,
-                            &detail)
+                        operation(
+                            handle, k.baseAddress, k.count, v.baseAddress ?? empty.baseAddress, v.count, &count, &detail
+                        )
                     }
                 }
             } else {
-                rc = suc_remove(handle, k.baseAddress, k.count, nil, 0, &removed, &detail)
+                rc = operation(handle, k.baseAddress, k.count, nil, 0, &count, &detail)
             }
-            return rc == SUC_OK ? .success(Int(removed)) : .failure(CacheError(core: rc, detail))
+            return rc == SUC_OK ? .success(Int(count)) : .failure(CacheError(core: rc, detail))
         }
         return try result.get()
     }

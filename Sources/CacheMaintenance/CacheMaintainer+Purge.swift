@@ -87,7 +87,7 @@ package struct PurgeReport: Sendable, Hashable, Codable {
     /// Index records read to find the entries, with `tag-index` (the tag's entries only).
     package var recordsRead: Int?
     /// `scan` (walk + remove each), `store-time-index` (`--since` alone), `tag-index` (`--tag`,
-    /// through the index's tag postings), `key-index` (`--url` with `--partition`: the URL's keys
+    /// through the index's tag postings), `key-index` (`--url`: the URL's keys in each partition
     /// looked up directly) or `all`.
     package var method: String
 }
@@ -110,10 +110,10 @@ extension CacheMaintainer {
                 removedEntries: result.removedEntries, invalidatedEntries: result.invalidatedEntries,
                 recordsRead: result.recordsRead, method: "tag-index")
         }
-        if let url = selection.url, let partition = selection.partition, selection.storedSince == nil,
-            selection.tag == nil
+        if let url = selection.url, selection.storedSince == nil, selection.tag == nil,
+            let partitions = try selection.partition.map({ [$0] }) ?? knownPartitions()
         {
-            return try purgeDirectly(url: url, partition: partition, selection: selection, dryRun: dryRun)
+            return try purgeDirectly(url: url, partitions: partitions, selection: selection, dryRun: dryRun)
         }
         var matched: [(key: [UInt8], variant: [UInt8])] = []
         var matchedBytes = 0
@@ -155,14 +155,39 @@ extension CacheMaintainer {
         return report
     }
 
-    /// `--url` with `--partition`: the keys are known (GET and HEAD, the methods the cache keys
-    /// on), so their variants are found and removed through the index, without a walk.
-    private func purgeDirectly(url: String, partition: String, selection: PurgeSelection, dryRun: Bool) throws
+    /// `--url`: the keys are known (GET and HEAD, the methods the cache keys on, in the given
+    /// partition or each of the directory's), so their variants are found and removed through
+    /// the index, without a walk.
+    private func purgeDirectly(url: String, partitions: [String], selection: PurgeSelection, dryRun: Bool) throws
         -> PurgeReport
     {
         var report = PurgeReport(
             directory: directory, selection: selection, dryRun: dryRun, matchedEntries: 0, matchedBytes: 0,
             removedEntries: 0, method: "key-index")
+        for partition in partitions {
+            try purgeDirectly(url: url, partition: partition, soft: selection.soft, dryRun: dryRun, into: &report)
+        }
+        return report
+    }
+
+    /// Every partition of the directory, from the index's partition counters (no walk), or nil
+    /// when those cannot be trusted (an earlier release wrote since they were counted) or a
+    /// name is not UTF-8 (a key encodes the partition as a string).
+    private func knownPartitions() throws -> [String]? {
+        let (partitions, exact) = try store.partitionCounters()
+        guard exact else { return nil }
+        var names: [String] = []
+        for counters in partitions {
+            let name = String(decoding: counters.partition, as: UTF8.self)
+            guard Array(name.utf8) == counters.partition else { return nil }
+            names.append(name)
+        }
+        return names
+    }
+
+    private func purgeDirectly(
+        url: String, partition: String, soft: Bool, dryRun: Bool, into report: inout PurgeReport
+    ) throws {
         for method in ["GET", "HEAD"] {
             let key = try StoredKey.encode(partition: partition, method: method, url: url)
             for variant in try store.variants(for: key) {
@@ -174,12 +199,11 @@ extension CacheMaintainer {
                 report.matchedBytes += record.footprintSize
             }
             guard !dryRun else { continue }
-            if selection.soft {
+            if soft {
                 report.invalidatedEntries += try store.invalidate(key: key)
             } else {
                 report.removedEntries += try store.remove(key: key)
             }
         }
-        return report
     }
 }

@@ -383,23 +383,30 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
     return apply_variant_rule(c, txn, op, d, seq, err);
 }
 
+/* The index keys a remove or invalidate names: its one variant, unless the record there belongs
+ * to another key (a hash collision must not touch another entry), or every variant of its key. */
+static int op_targets(suc_cache *c, MDB_txn *txn, suc_op *op, uint8_t **out, size_t *count, suc_error *err) {
+    *out = NULL;
+    *count = 0;
+    if (op->variant_all) return collect_variants(c, txn, op->ikey, op->key, op->key_len, out, count, err);
+    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record r;
+    if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
+        (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
+        return SUC_OK;
+    if (!(*out = malloc(SUC_IKEY_LEN))) return suc_fail(err, SUC_ENOMEM, "malloc(targets)", ENOMEM, 0, "out of memory");
+    memcpy(*out, op->ikey, SUC_IKEY_LEN);
+    *count = 1;
+    return SUC_OK;
+}
+
 static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
-    if (!op->variant_all) {
-        /* Check the full key before deleting: a hash collision must not remove another entry. */
-        MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
-        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-        if (mrc == MDB_NOTFOUND) return SUC_OK;
-        if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
-        suc_record r;
-        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
-            (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
-            return SUC_OK;
-        int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
-        return rc == MDB_NOTFOUND ? SUC_OK : rc;
-    }
-    uint8_t *list = NULL;
-    size_t n = 0;
-    int rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    uint8_t *list;
+    size_t n;
+    int rc = op_targets(c, txn, op, &list, &n, err);
     for (size_t i = 0; rc == SUC_OK && i < n; i++) {
         rc = suc_index_delete(c, txn, list + i * SUC_IKEY_LEN, op, d, err);
         if (rc == MDB_NOTFOUND) rc = SUC_OK;
@@ -410,24 +417,11 @@ static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d,
 
 static int apply_invalidate(suc_cache *c, MDB_txn *txn, suc_op *op, uint64_t *seq, suc_error *err) {
     uint32_t now_s = (uint32_t)(suc_os_now_ms() / 1000);
-    int marked = 0, rc;
-    if (!op->variant_all) {
-        MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
-        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-        if (mrc == MDB_NOTFOUND) return SUC_OK;
-        if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
-        suc_record r;
-        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
-            (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
-            return SUC_OK; /* a hash collision: someone else's entry */
-        rc = suc_index_invalidate(c, txn, op->ikey, now_s, seq, &marked, err);
-        op->removed += (uint64_t)marked;
-        return rc;
-    }
-    uint8_t *list = NULL;
-    size_t n = 0;
-    rc = collect_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    uint8_t *list;
+    size_t n;
+    int rc = op_targets(c, txn, op, &list, &n, err);
     for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        int marked = 0;
         rc = suc_index_invalidate(c, txn, list + i * SUC_IKEY_LEN, now_s, seq, &marked, err);
         op->removed += (uint64_t)marked;
     }

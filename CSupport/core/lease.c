@@ -77,14 +77,22 @@ static int lock_op(int fd, int cmd, short type, off_t at) {
     return rc;
 }
 
-int suc_lease_try(suc_cache *c, const void *name, size_t len, int *out_state, suc_error *err) {
+/* What every lease call starts with: the handle's checks, the file, the name's offsets. */
+static int lease_begin(suc_cache *c, const void *name, size_t len, const char *op, int *fd, lease_name *n,
+                       suc_error *err) {
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
-    if (!name || !len) return suc_fail(err, SUC_EINVAL, "suc_lease_try", 0, 0, "a lease needs a name");
-    int fd = lease_fd(c, err);
-    if (fd < 0) return err ? err->code : SUC_EIO;
+    if (!name || !len) return suc_fail(err, SUC_EINVAL, op, 0, 0, "a lease needs a name");
+    if ((*fd = lease_fd(c, err)) < 0) return err ? err->code : SUC_EIO;
+    lease_name_make(name, len, n);
+    return SUC_OK;
+}
+
+int suc_lease_try(suc_cache *c, const void *name, size_t len, int *out_state, suc_error *err) {
+    int fd;
     lease_name n;
-    lease_name_make(name, len, &n);
+    int rc = lease_begin(c, name, len, "suc_lease_try", &fd, &n, err);
+    if (rc) return rc;
     if (lock_op(fd, F_OFD_SETLK, F_WRLCK, n.lock_at) == 0) {
         *out_state = SUC_LEASE_ACQUIRED;
         return SUC_OK;
@@ -98,13 +106,10 @@ int suc_lease_try(suc_cache *c, const void *name, size_t len, int *out_state, su
 
 int suc_lease_state(suc_cache *c, const void *name, size_t len, int64_t since_ms, int *out_state, int *out_released,
                     suc_error *err) {
-    int rc = suc_cache_check_fork(c, err);
-    if (rc) return rc;
-    if (!name || !len) return suc_fail(err, SUC_EINVAL, "suc_lease_state", 0, 0, "a lease needs a name");
-    int fd = lease_fd(c, err);
-    if (fd < 0) return err ? err->code : SUC_EIO;
+    int fd;
     lease_name n;
-    lease_name_make(name, len, &n);
+    int rc = lease_begin(c, name, len, "suc_lease_state", &fd, &n, err);
+    if (rc) return rc;
     int held = lock_op(fd, F_OFD_GETLK, F_WRLCK, n.lock_at);
     if (held < 0) return suc_fail_errno(err, "fcntl(lease)", errno);
     *out_state = held ? SUC_LEASE_HELD : SUC_LEASE_FREE;
@@ -118,13 +123,10 @@ int suc_lease_state(suc_cache *c, const void *name, size_t len, int64_t since_ms
 }
 
 int suc_lease_release(suc_cache *c, const void *name, size_t len, suc_error *err) {
-    int rc = suc_cache_check_fork(c, err);
-    if (rc) return rc;
-    if (!name || !len) return suc_fail(err, SUC_EINVAL, "suc_lease_release", 0, 0, "a lease needs a name");
-    int fd = lease_fd(c, err);
-    if (fd < 0) return err ? err->code : SUC_EIO;
+    int fd;
     lease_name n;
-    lease_name_make(name, len, &n);
+    int rc = lease_begin(c, name, len, "suc_lease_release", &fd, &n, err);
+    if (rc) return rc;
     uint8_t note[NOTE_LEN];
     memcpy(note, n.tag, 8);
     suc_put_u64(note + 8, (uint64_t)suc_os_now_ms());

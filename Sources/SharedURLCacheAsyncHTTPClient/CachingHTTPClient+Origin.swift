@@ -15,7 +15,7 @@ extension CachingHTTPClient {
     ///     for those, so a one-shot streaming body is fine).
     ///   - trace: told when the parent tier could not answer an exchange.
     func originFetch(
-        deadline: NIODeadline, body: HTTPClientRequest.Body?, trace: ParentRouter.Trace
+        deadline: NIODeadline, body: HTTPClientRequest.Body?, trace: ParentRouter.Trace?
     ) -> HTTPCachingFlow.StreamingFetch {
         let httpClient = self.httpClient
         let parentRouter = self.parentRouter
@@ -26,7 +26,8 @@ extension CachingHTTPClient {
             for field in request.headerFields { outbound.headers.add(name: field.name.rawName, value: field.value) }
             if request.method != .get && request.method != .head { outbound.body = body }
             let response: HTTPClientResponse
-            if let parentRouter, request.method == .get || request.method == .head, let authority = request.authority,
+            if let parentRouter, let trace, request.method == .get || request.method == .head,
+                let authority = request.authority,
                 let scheme = request.scheme
             {
                 response = try await parentRouter.execute(

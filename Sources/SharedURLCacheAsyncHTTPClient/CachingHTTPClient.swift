@@ -154,7 +154,8 @@ public final class CachingHTTPClient: Sendable {
                 status: response.status, headers: response.headers, body: response.body, cacheStatus: .bypass,
                 cacheStatusMember: member)
         }
-        let trace = ParentRouter.Trace()
+        // Only a client with parents has a tier to trace: the others allocate nothing for it.
+        let trace = parentRouter == nil ? nil : ParentRouter.Trace()
         let fetch = originFetch(deadline: deadline, body: request.body, trace: trace)
         let flow = self.flow
         do {
@@ -182,7 +183,7 @@ public final class CachingHTTPClient: Sendable {
                 answer = try await flow.streamingResponse(
                     for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
             }
-            answer.cacheStatusMember = trace.noting(answer.cacheStatusMember)
+            if let trace { answer.cacheStatusMember = trace.noting(answer.cacheStatusMember) }
             metrics.record(answer.cacheStatusMember)
             return Self.response(from: answer)
         }

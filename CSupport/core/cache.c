@@ -228,6 +228,10 @@ int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc
                                     "corrupt_purges", "stores", "hits", "misses", "file_bytes"};
     const int64_t deltas[10] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
                                 d->corrupt_purges, d->stores, d->hits, d->misses, d->file_bytes};
+    if (d->entries) {
+        int rc = suc_key_order_count(c, txn, d->entries, err);
+        if (rc) return rc;
+    }
     for (int i = 0; i < 10; i++) {
         if (!deltas[i]) continue;
         uint64_t cur = 0;
@@ -511,7 +515,8 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     }
     /* A directory written before partition counters gets them counted once, by this walk. */
     if (!suc_partitions_counted(c, txn) && (rc = suc_partitions_recount(c, txn, err))) return rc;
-    return SUC_OK;
+    /* And key-order postings, by one walk, at the first open by a release that keeps them. */
+    return suc_key_order_ensure(c, txn, err);
 }
 
 static void cache_free(suc_cache *c) {

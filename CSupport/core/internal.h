@@ -203,6 +203,38 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
  * `ikey` inside `txn`; suc_index_put and suc_index_delete call it, so every path keeps them. */
 int suc_tags_index(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, int put,
                    suc_error *err);
+/* Key-order postings (key_order.c). The posting of record `r`'s key into `out` (0: the key is
+ * not in the URL layout and has none); suc_index_put writes it, and suc_index_delete, which
+ * makes it before the record goes, drops it when no variant of the key is left in `main`. */
+#define SUC_POSTING_MAX 480
+size_t suc_key_order_posting(const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_POSTING_MAX]);
+int suc_key_order_put(suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, suc_error *err);
+int suc_key_order_drop(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const uint8_t *posting,
+                       size_t len, suc_error *err);
+/* Whether the key-order postings were built (first open by a release that keeps them, or
+ * verify --fix); if not, builds them: a walk of `main` inside `txn`. */
+int suc_key_order_ensure(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* Drops every key-order posting and writes them again from the records (verify --fix). */
+int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* Adds `delta` to the entries count the key-order postings were kept for (suc_meta_add_counters). */
+int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err);
+
+/* Purges driven by postings (purge.c). A posting is a `meta` key under `prefix`, at most
+ * SUC_POSTING_MAX bytes; `resolve` appends the ikeys of the entries it names to `targets`
+ * (counting the records it reads), or sets *stale when they are gone (the posting is dropped). */
+typedef struct suc_ikey_list {
+    uint8_t *ikeys;
+    size_t count, cap;
+} suc_ikey_list;
+int suc_ikey_list_add(suc_ikey_list *list, const uint8_t ikey[SUC_IKEY_LEN], suc_error *err);
+typedef struct suc_posting_purge {
+    const uint8_t *prefix; size_t prefix_len;
+    int soft;
+    int (*resolve)(void *ctx, suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, suc_ikey_list *targets,
+                   int *stale, uint64_t *records_read, suc_error *err);
+    void *ctx;
+} suc_posting_purge;
+int suc_purge_postings(suc_cache *c, const suc_posting_purge *spec, suc_purge_report *out, suc_error *err);
 /* Checks a store's tag list (suc_put_params.tags). */
 int suc_tags_check(const void *tags, size_t len, suc_error *err);
 /* Marks the record at ikey stale now (keeps an earlier mark), with the next version from `seq`;

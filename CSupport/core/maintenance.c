@@ -640,7 +640,8 @@ static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
         suc_meta_put(c, txn, "record_bytes", (uint64_t)s.record_bytes) ||
         suc_meta_put(c, txn, "file_bytes", (uint64_t)s.file_bytes))
         return suc_fail(err, SUC_EINDEX, "mdb_put(meta)", 0, 0, "could not write counters");
-    return suc_partitions_recount(c, txn, err);
+    int rc = suc_partitions_recount(c, txn, err);
+    return rc ? rc : suc_key_order_rebuild(c, txn, err);
 }
 
 typedef struct stray_ctx {

@@ -13,7 +13,6 @@
  * record (it must list the tag) and is dropped then (docs/Formats.md, "Tags and soft purge").
  */
 #include "internal.h"
-#include "os.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,8 +20,6 @@
 
 #define POSTING_PREFIX_LEN (2 + 16)
 #define POSTING_LEN (POSTING_PREFIX_LEN + SUC_IKEY_LEN)
-/* Postings handled per write transaction, so services storing meanwhile wait briefly. */
-#define PURGE_BATCH 1000
 
 static void posting_prefix(const uint8_t *tag, size_t tag_len, uint8_t out[POSTING_PREFIX_LEN]) {
     uint8_t h[32];
@@ -131,103 +128,34 @@ int suc_index_invalidate(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY
 
 /* ---- purge by tag ------------------------------------------------------------------- */
 
-typedef struct purge_ctx {
-    uint8_t prefix[POSTING_PREFIX_LEN];
+typedef struct tag_purge {
     const uint8_t *tag; size_t tag_len;
     const uint8_t *partition; size_t partition_len; int any_partition;
-    int soft;
-    uint32_t now_s;
-    uint8_t resume[POSTING_LEN]; int resuming; /* the last posting of the committed batch before */
-    uint8_t last[POSTING_LEN];                 /* the last posting of this batch */
-    suc_op op;                                 /* removed count and dead body ids of this batch */
-    suc_purge_report batch;                    /* this batch's counts, added on commit */
-    size_t seen;
-} purge_ctx;
+} tag_purge;
 
-static void purge_reset(void *vctx) {
-    purge_ctx *ctx = vctx;
-    ctx->op.removed = 0;
-    ctx->op.dead_count = 0;
-    memset(&ctx->batch, 0, sizeof ctx->batch);
-    ctx->seen = 0;
-}
-
-/* What to do with the entry a posting names: 0 leave (another partition), 1 act, -1 stale. */
-static int posting_verdict(purge_ctx *ctx, MDB_txn *txn, suc_cache *c, const uint8_t *ikey) {
+/* The entry a tag posting names, unless it is in another partition; stale when the entry is
+ * gone or no longer lists the tag (an earlier release's removal, or a tag hash collision). */
+static int tag_resolve(void *vctx, suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len,
+                       suc_ikey_list *targets, int *stale, uint64_t *records_read, suc_error *err) {
+    tag_purge *ctx = vctx;
+    if (len != POSTING_LEN) return SUC_OK;
+    const uint8_t *ikey = posting + POSTING_PREFIX_LEN;
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    if (mdb_get(txn, c->dbi_main, &k, &v)) return -1;
-    ctx->batch.records_read++;
+    if (mdb_get(txn, c->dbi_main, &k, &v)) {
+        *stale = 1;
+        return SUC_OK;
+    }
+    ++*records_read;
     suc_record r;
-    if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) return 0; /* another release's */
-    if (!record_has_tag(&r, ctx->tag, ctx->tag_len)) return -1;
+    if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) return SUC_OK; /* another release's */
+    if (!record_has_tag(&r, ctx->tag, ctx->tag_len)) {
+        *stale = 1;
+        return SUC_OK;
+    }
     if (!ctx->any_partition &&
         (r.partition_len != ctx->partition_len || memcmp(r.partition, ctx->partition, ctx->partition_len) != 0))
-        return 0;
-    return 1;
-}
-
-static int purge_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
-    purge_ctx *ctx = vctx;
-    uint8_t *keys = malloc((size_t)PURGE_BATCH * POSTING_LEN);
-    if (!keys) return suc_fail(err, SUC_ENOMEM, "malloc(purge)", ENOMEM, 0, "out of memory");
-    MDB_cursor *cur;
-    int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
-    if (mrc) {
-        free(keys);
-        return suc_fail_mdb(err, "mdb_cursor_open(meta)", mrc);
-    }
-    MDB_val k, v;
-    if (ctx->resuming) {
-        k.mv_size = POSTING_LEN;
-        k.mv_data = ctx->resume;
-    } else {
-        k.mv_size = POSTING_PREFIX_LEN;
-        k.mv_data = ctx->prefix;
-    }
-    size_t n = 0;
-    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && n < PURGE_BATCH;
-         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < POSTING_PREFIX_LEN || memcmp(k.mv_data, ctx->prefix, POSTING_PREFIX_LEN) != 0) break;
-        if (k.mv_size != POSTING_LEN) continue;
-        if (ctx->resuming && memcmp(k.mv_data, ctx->resume, POSTING_LEN) == 0) continue;
-        memcpy(keys + n * POSTING_LEN, k.mv_data, POSTING_LEN);
-        n++;
-    }
-    mdb_cursor_close(cur);
-    int rc = SUC_OK;
-    if (mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(meta)", mrc);
-    ctx->seen = n;
-    suc_counters d = {0};
-    uint64_t seq = 0;
-    int seq_read = 0;
-    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
-        const uint8_t *posting = keys + i * POSTING_LEN, *ikey = posting + POSTING_PREFIX_LEN;
-        int verdict = posting_verdict(ctx, txn, c, ikey);
-        if (verdict < 0) {
-            MDB_val pk = {POSTING_LEN, (void *)posting};
-            if ((mrc = mdb_del(txn, c->dbi_meta, &pk, NULL)) && mrc != MDB_NOTFOUND)
-                rc = suc_fail_mdb(err, "mdb_del(tag)", mrc);
-            ctx->batch.stale_postings++;
-        } else if (verdict > 0 && !ctx->soft) {
-            rc = suc_index_delete(c, txn, ikey, &ctx->op, &d, err); /* drops its postings too */
-            if (rc == MDB_NOTFOUND) rc = SUC_OK;
-        } else if (verdict > 0) {
-            if (!seq_read) {
-                rc = suc_meta_get(c, txn, "seq", &seq);
-                if (rc == MDB_NOTFOUND) rc = SUC_OK;
-                else if (rc) rc = suc_fail_mdb(err, "mdb_get(meta seq)", rc);
-                seq_read = 1;
-            }
-            int marked = 0;
-            if (!rc) rc = suc_index_invalidate(c, txn, ikey, ctx->now_s, &seq, &marked, err);
-            ctx->batch.invalidated += (uint64_t)marked;
-        }
-    }
-    if (!rc && n) memcpy(ctx->last, keys + (n - 1) * POSTING_LEN, POSTING_LEN);
-    free(keys);
-    if (rc) return rc;
-    if (seq_read && (mrc = suc_meta_put(c, txn, "seq", seq))) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
-    return suc_meta_add_counters(c, txn, &d, err);
+        return SUC_OK;
+    return suc_ikey_list_add(targets, ikey, err);
 }
 
 int suc_purge_tag(suc_cache *c, const void *tag, size_t tag_len, const void *partition, size_t partition_len,
@@ -239,29 +167,9 @@ int suc_purge_tag(suc_cache *c, const void *tag, size_t tag_len, const void *par
         (partition_len && !partition))
         return suc_fail(err, SUC_EINVAL, "suc_purge_tag", 0, 0, "a tag is 1 to %d bytes without a newline",
                         SUC_TAG_MAX_BYTES);
-    purge_ctx ctx = {0};
-    posting_prefix(tag, tag_len, ctx.prefix);
-    ctx.tag = tag;
-    ctx.tag_len = tag_len;
-    ctx.partition = partition;
-    ctx.partition_len = partition_len;
-    ctx.any_partition = partition == NULL;
-    ctx.soft = (flags & SUC_PURGE_SOFT) != 0;
-    ctx.now_s = (uint32_t)(suc_os_now_ms() / 1000);
-    suc_purge_report total = {0};
-    for (;;) {
-        rc = suc_write_txn_ex(c, purge_apply, purge_reset, &ctx, !ctx.soft, err);
-        if (rc) break;
-        suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* delete order: commit, then unlink */
-        total.removed += ctx.op.removed;
-        total.invalidated += ctx.batch.invalidated;
-        total.records_read += ctx.batch.records_read;
-        total.stale_postings += ctx.batch.stale_postings;
-        if (ctx.seen < PURGE_BATCH) break;
-        memcpy(ctx.resume, ctx.last, POSTING_LEN); /* only now: a retried transaction starts over */
-        ctx.resuming = 1;
-    }
-    suc_op_release(&ctx.op);
-    if (out) *out = total;
-    return rc;
+    uint8_t prefix[POSTING_PREFIX_LEN];
+    posting_prefix(tag, tag_len, prefix);
+    tag_purge ctx = {tag, tag_len, partition, partition_len, partition == NULL};
+    suc_posting_purge spec = {prefix, POSTING_PREFIX_LEN, (flags & SUC_PURGE_SOFT) != 0, tag_resolve, &ctx};
+    return suc_purge_postings(c, &spec, out, err);
 }

@@ -84,11 +84,13 @@ package struct PurgeReport: Sendable, Hashable, Codable {
     package var removedEntries: Int
     /// Entries marked stale now (a soft purge; 0 otherwise and in a dry run).
     package var invalidatedEntries: Int = 0
-    /// Index records read to find the entries, with `tag-index` (the tag's entries only).
+    /// Index records read to find the entries, with `tag-index` and `key-order-index` (the
+    /// entries the tag or the prefix names only).
     package var recordsRead: Int?
     /// `scan` (walk + remove each), `store-time-index` (`--since` alone), `tag-index` (`--tag`,
     /// through the index's tag postings), `key-index` (`--url`: the URL's keys in each partition
-    /// looked up directly) or `all`.
+    /// looked up directly), `key-order-index` (`--prefix`: the keys under the prefix, through the
+    /// index's key-order postings) or `all`.
     package var method: String
 }
 
@@ -96,8 +98,11 @@ extension CacheMaintainer {
     /// Removes the selected entries (index commit, then unlink, as every removal).
     ///
     /// `--all` and `--since` alone go through the store's own removals (`--since` uses the
-    /// store-time index, no scan). Other selections walk the records, then remove each matching
-    /// (key, variant) exactly; a variant stored after the walk is left alone.
+    /// store-time index, no scan); `--tag`, `--url` and `--prefix` (without `--since`) go through
+    /// the index's postings and keys. Other selections, dry runs of a prefix, and a prefix while
+    /// the key-order postings are incomplete (an earlier release stored since they were built)
+    /// walk the records, then remove each matching (key, variant) exactly; a variant stored after
+    /// the walk is left alone.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
     package func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
         let selection = try selection.validated()
@@ -114,6 +119,12 @@ extension CacheMaintainer {
             let partitions = try selection.partition.map({ [$0] }) ?? knownPartitions()
         {
             return try purgeDirectly(url: url, partitions: partitions, selection: selection, dryRun: dryRun)
+        }
+        if let prefix = selection.urlPrefix, selection.storedSince == nil, !dryRun,
+            let partitions = try selection.partition.map({ [$0] }) ?? knownPartitions(),
+            try store.keyOrderIsComplete()
+        {
+            return try purgeInKeyOrder(prefix: prefix, partitions: partitions, selection: selection)
         }
         var matched: [(key: [UInt8], variant: [UInt8])] = []
         var matchedBytes = 0
@@ -166,6 +177,27 @@ extension CacheMaintainer {
             removedEntries: 0, method: "key-index")
         for partition in partitions {
             try purgeDirectly(url: url, partition: partition, soft: selection.soft, dryRun: dryRun, into: &report)
+        }
+        return report
+    }
+
+    /// `--prefix`: the keys under the prefix, found through the index's key-order postings (the
+    /// keys in URL order, per partition and method), without a walk.
+    private func purgeInKeyOrder(prefix: String, partitions: [String], selection: PurgeSelection) throws
+        -> PurgeReport
+    {
+        var report = PurgeReport(
+            directory: directory, selection: selection, dryRun: false, matchedEntries: 0, matchedBytes: 0,
+            removedEntries: 0, recordsRead: 0, method: "key-order-index")
+        for partition in partitions {
+            for method in ["GET", "HEAD"] {
+                let result = try store.purge(
+                    urlPrefix: prefix, partition: partition, method: method, soft: selection.soft)
+                report.removedEntries += result.removedEntries
+                report.invalidatedEntries += result.invalidatedEntries
+                report.matchedEntries += selection.soft ? result.invalidatedEntries : result.removedEntries
+                report.recordsRead = (report.recordsRead ?? 0) + result.recordsRead
+            }
         }
         return report
     }

@@ -1,6 +1,6 @@
 import CSharedURLCache
 
-/// What a purge by tag did.
+/// What a purge by tag (or, inside the package, by URL prefix) did.
 public struct TagPurgeReport: Sendable, Hashable, Codable {
     /// Entries removed (a hard purge).
     public var removedEntries: Int
@@ -8,7 +8,7 @@ public struct TagPurgeReport: Sendable, Hashable, Codable {
     public var invalidatedEntries: Int
     /// Index records the purge read: the entries the tag names, never the rest of the directory.
     public var recordsRead: Int
-    /// Tag postings whose entry was gone or no longer carried the tag, dropped on the way.
+    /// Postings whose entries were gone (or, for a tag, no longer carried it), dropped on the way.
     public var stalePostings: Int
 }
 

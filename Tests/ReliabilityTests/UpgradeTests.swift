@@ -91,8 +91,11 @@ extension Reliability {
             // It keeps no partition counters: stats and verify say so, and verify --fix counts them.
             #expect(try !store.partitionCounters().exact)
             #expect(try !store.verify().partitionCountersMatch)
+            // Nor key-order postings: a purge by URL prefix cannot trust them until verify --fix.
+            #expect(try !store.keyOrderIsComplete())
             _ = try store.verify(fix: true)
             #expect(try store.partitionCounters().exact && store.verify().partitionCountersMatch)
+            #expect(try store.keyOrderIsComplete())
             // Once the earlier release is gone, the same compaction rewrites the index.
             let after = try store.compact(CompactionPolicy())
             #expect(!after.indexRewriteDeferred && after.indexRewrites >= 1, "\(after)")

@@ -395,7 +395,7 @@ typedef struct suc_purge_report {
     uint64_t removed;        /* entries removed (hard purge) */
     uint64_t invalidated;    /* entries marked stale now (soft purge; already marked ones not) */
     uint64_t records_read;   /* index records the purge read: what it cost */
-    uint64_t stale_postings; /* tag postings whose entry was gone or no longer tagged: dropped */
+    uint64_t stale_postings; /* postings whose entries were gone (or no longer tagged): dropped */
 } suc_purge_report;
 
 /*
@@ -406,6 +406,22 @@ typedef struct suc_purge_report {
  */
 int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void *partition,
                   size_t partition_len, uint32_t flags, suc_purge_report *out, suc_error *err);
+
+/*
+ * Removes (or with SUC_PURGE_SOFT marks stale) every entry whose key is in the URL layout the
+ * Swift layers write ('K' 1 ‖ partition ‖ method ‖ URL, docs/Formats.md) with this partition and
+ * method and a URL starting with `url_prefix` (bytes, as keys hold them). The index keeps a
+ * posting per such key in URL order, written in the store's own commit, so this reads the
+ * postings under the prefix and those keys' records only. Entries an earlier release stored
+ * have no posting: use suc_key_order_complete to know whether every entry has one.
+ */
+int suc_purge_url_prefix(suc_cache *cache, const void *partition, size_t partition_len, const void *method,
+                         size_t method_len, const void *url_prefix, size_t url_prefix_len, uint32_t flags,
+                         suc_purge_report *out, suc_error *err);
+
+/* Whether every entry's key has its key-order posting (1), or an earlier release stored or
+ * removed entries since they were built (0: verify --fix builds them again). */
+int suc_key_order_complete(suc_cache *cache, int *out_complete, suc_error *err);
 
 /* Marks (key, variant), or with variant == NULL every variant of key, stale (see
  * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. */

@@ -1,0 +1,275 @@
+/*
+ * key_order.c — key-order postings: the index's keys in URL order, so a purge by URL prefix
+ * reads the keys under the prefix, never the rest of the directory.
+ *
+ * The index finds entries by SHA-256 of their key, which keeps no order. Keys in the URL layout
+ * the Swift layers write ('K' 1 ‖ u32 len ‖ partition ‖ u32 len ‖ method ‖ u32 len ‖ URL,
+ * big-endian lengths; docs/Formats.md) get one posting per key while any variant of it is
+ * stored, in `meta` (every release's index rewrite copies it whole):
+ *
+ *     0x00 'O' ‖ ordered key                      ""   ordered key: the key without the URL's
+ *                                                      length, so one partition's and method's
+ *                                                      keys sort by URL
+ *     0x00 'O' ‖ ordered key[0..446] ‖ SHA-256(key) "" a key too long for a posting: exactly
+ *                                                      SUC_POSTING_MAX bytes, the hash at the end
+ *     0x00 'P' 0x01                               u64  entries of the directory when the postings
+ *                                                      were last complete, kept with every commit
+ *
+ * The count sits beside the partition counters, which every store writes anyway, so it dirties
+ * no page of its own. An earlier release stores without postings but keeps the `entries`
+ * counter: the two differ from then on, and a prefix purge walks instead (docs/Formats.md).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ORDER_HASH_LEN 32
+#define ORDER_CUT (SUC_POSTING_MAX - 2 - ORDER_HASH_LEN)
+/* Bound on each field of a purge's prefix (keys hold far shorter ones). */
+#define PREFIX_FIELD_MAX (1 << 20)
+
+static const uint8_t posting_kind[2] = {0, 'O'};
+static const uint8_t count_key[3] = {0, 'P', 1};
+
+static uint32_t get_be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static void put_be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* Offset of the URL's length field in a URL-layout key, or 0 when `key` is not one. */
+static size_t url_length_offset(const uint8_t *key, size_t len) {
+    if (len < 2 + 12 || key[0] != 'K' || key[1] != 1) return 0;
+    size_t at = 2;
+    for (int field = 0; field < 2; field++) {
+        if (len - at < 4) return 0;
+        uint32_t n = get_be32(key + at);
+        if (n > len - at - 4) return 0;
+        at += 4 + n;
+    }
+    if (len - at < 4 || get_be32(key + at) != len - at - 4 || len - at - 4 == 0) return 0;
+    return at;
+}
+
+/* The posting of a URL-layout key (0 when it is not one); `out` holds SUC_POSTING_MAX bytes. */
+static size_t posting_make(const uint8_t *key, size_t len, const uint8_t key_hash[ORDER_HASH_LEN], uint8_t *out) {
+    size_t at = url_length_offset(key, len);
+    if (!at) return 0;
+    size_t ordered = len - 4, n = 2 + ordered;
+    memcpy(out, posting_kind, 2);
+    if (n < SUC_POSTING_MAX) {
+        memcpy(out + 2, key, at);
+        memcpy(out + 2 + at, key + at + 4, len - at - 4);
+        return n;
+    }
+    uint8_t *o = out + 2;
+    size_t head = at < ORDER_CUT ? at : ORDER_CUT;
+    memcpy(o, key, head);
+    if (head < ORDER_CUT) memcpy(o + head, key + at + 4, ORDER_CUT - head);
+    memcpy(out + 2 + ORDER_CUT, key_hash, ORDER_HASH_LEN);
+    return SUC_POSTING_MAX;
+}
+
+static int variants_left(suc_cache *c, MDB_txn *txn, const uint8_t key_hash[SUC_KEY_HASH_LEN], int *out,
+                         suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
+    MDB_val k = {SUC_KEY_HASH_LEN, (void *)key_hash}, v;
+    mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    mdb_cursor_close(cur);
+    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(main)", mrc);
+    *out = mrc == 0 && k.mv_size == SUC_IKEY_LEN && memcmp(k.mv_data, key_hash, SUC_KEY_HASH_LEN) == 0;
+    return SUC_OK;
+}
+
+size_t suc_key_order_posting(const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_POSTING_MAX]) {
+    return posting_make(r->key, r->key_len, ikey, out);
+}
+
+int suc_key_order_put(suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, suc_error *err) {
+    if (!len) return SUC_OK;
+    MDB_val k = {len, (void *)posting}, empty = {0, NULL};
+    /* A key stored before has its posting: leave its page clean. */
+    int mrc = mdb_put(txn, c->dbi_meta, &k, &empty, MDB_NOOVERWRITE);
+    return mrc && mrc != MDB_KEYEXIST ? suc_fail_mdb(err, "mdb_put(key order)", mrc) : SUC_OK;
+}
+
+int suc_key_order_drop(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const uint8_t *posting,
+                       size_t len, suc_error *err) {
+    if (!len) return SUC_OK;
+    int left = 0, rc = variants_left(c, txn, ikey, &left, err);
+    if (rc || left) return rc;
+    MDB_val k = {len, (void *)posting};
+    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order)", mrc) : SUC_OK;
+}
+
+int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err) {
+    MDB_val k = {sizeof count_key, (void *)count_key}, v;
+    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK; /* not kept (yet): nothing to keep exact */
+    if (mrc || v.mv_size != 8) return mrc ? suc_fail_mdb(err, "mdb_get(key order count)", mrc) : SUC_OK;
+    int64_t next = (int64_t)suc_get_u64(v.mv_data) + delta;
+    uint8_t value[8];
+    suc_put_u64(value, (uint64_t)(next < 0 ? 0 : next));
+    MDB_val nv = {8, value};
+    mrc = mdb_put(txn, c->dbi_meta, &k, &nv, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
+}
+
+static int delete_postings(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(meta)", mrc);
+    MDB_val k = {2, (void *)posting_kind}, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0;) {
+        if (k.mv_size < 2 || memcmp(k.mv_data, posting_kind, 2) != 0) break;
+        if ((mrc = mdb_cursor_del(cur, 0))) break;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT); /* after a delete: the item that followed */
+    }
+    mdb_cursor_close(cur);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order)", mrc) : SUC_OK;
+}
+
+int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    int rc = delete_postings(c, txn, err);
+    if (rc) return rc;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
+    MDB_val k, v, empty = {0, NULL};
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        suc_record r;
+        if (k.mv_size != SUC_IKEY_LEN || suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) continue;
+        uint8_t posting[SUC_POSTING_MAX];
+        size_t n = posting_make(r.key, r.key_len, k.mv_data, posting);
+        if (!n) continue;
+        MDB_val pk = {n, posting};
+        /* `meta` is another table: putting into it leaves this cursor where it is. */
+        if ((mrc = mdb_put(txn, c->dbi_meta, &pk, &empty, 0))) break;
+    }
+    mdb_cursor_close(cur);
+    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "rebuild(key order)", mrc);
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    uint8_t value[8];
+    suc_put_u64(value, entries);
+    MDB_val ck = {sizeof count_key, (void *)count_key}, cv = {8, value};
+    mrc = mdb_put(txn, c->dbi_meta, &ck, &cv, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
+}
+
+int suc_key_order_ensure(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    MDB_val k = {sizeof count_key, (void *)count_key}, v;
+    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == 0) return SUC_OK;
+    if (mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(key order count)", mrc);
+    return suc_key_order_rebuild(c, txn, err);
+}
+
+/* ---- purge by URL prefix ------------------------------------------------------------- */
+
+typedef struct prefix_purge {
+    const uint8_t *ordered; size_t ordered_len; /* the ordered key prefix, without 0x00 'O' */
+} prefix_purge;
+
+/* Whether the record's key, in key order, starts with the purge's prefix. */
+static int key_under(const prefix_purge *p, const suc_record *r) {
+    size_t at = url_length_offset(r->key, r->key_len);
+    if (!at || r->key_len - 4 < p->ordered_len) return 0;
+    if (p->ordered_len <= at) return memcmp(r->key, p->ordered, p->ordered_len) == 0;
+    return memcmp(r->key, p->ordered, at) == 0 &&
+           memcmp(r->key + at + 4, p->ordered + at, p->ordered_len - at) == 0;
+}
+
+/* The variants of the key a posting names that lie under the prefix; stale when none is left. */
+static int prefix_resolve(void *vctx, suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len,
+                          suc_ikey_list *targets, int *stale, uint64_t *records_read, suc_error *err) {
+    prefix_purge *p = vctx;
+    uint8_t hash[SUC_KEY_HASH_LEN];
+    if (len == SUC_POSTING_MAX) {
+        memcpy(hash, posting + 2 + ORDER_CUT, ORDER_HASH_LEN);
+    } else {
+        /* A whole key: rebuild it (its URL's length back in) and hash it as the index does. */
+        if (len - 2 < p->ordered_len || memcmp(posting + 2, p->ordered, p->ordered_len) != 0) return SUC_OK;
+        uint8_t key[SUC_POSTING_MAX + 4];
+        const uint8_t *o = posting + 2;
+        size_t olen = len - 2, at = 2;
+        for (int field = 0; field < 2 && at + 4 <= olen; field++) at += 4 + get_be32(o + at);
+        if (at > olen) return SUC_OK;
+        memcpy(key, o, at);
+        put_be32(key + at, (uint32_t)(olen - at));
+        memcpy(key + at + 4, o + at, olen - at);
+        suc_sha256(key, olen + 4, hash);
+    }
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur), rc = SUC_OK, found = 0;
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
+    MDB_val k = {SUC_KEY_HASH_LEN, hash}, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && !rc;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN || memcmp(k.mv_data, hash, SUC_KEY_HASH_LEN) != 0) break;
+        ++*records_read;
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) continue; /* another release's */
+        found = 1;
+        if (key_under(p, &r)) rc = suc_ikey_list_add(targets, k.mv_data, err);
+    }
+    mdb_cursor_close(cur);
+    if (!rc && mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(main)", mrc);
+    if (!rc && !found) *stale = 1;
+    return rc;
+}
+
+int suc_purge_url_prefix(suc_cache *c, const void *partition, size_t partition_len, const void *method,
+                         size_t method_len, const void *url_prefix, size_t url_prefix_len, uint32_t flags,
+                         suc_purge_report *out, suc_error *err) {
+    if (out) memset(out, 0, sizeof *out);
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    size_t ordered_len = 2 + 4 + partition_len + 4 + method_len + url_prefix_len;
+    if ((partition_len && !partition) || !method || method_len == 0 || (url_prefix_len && !url_prefix) ||
+        partition_len > PREFIX_FIELD_MAX || method_len > PREFIX_FIELD_MAX || url_prefix_len > PREFIX_FIELD_MAX)
+        return suc_fail(err, SUC_EINVAL, "suc_purge_url_prefix", 0, 0,
+                        "a method, and a partition and prefix of at most %d bytes each", PREFIX_FIELD_MAX);
+    uint8_t *buf = malloc(2 + ordered_len);
+    if (!buf) return suc_fail(err, SUC_ENOMEM, "malloc(purge)", ENOMEM, 0, "out of memory");
+    uint8_t *o = buf + 2;
+    memcpy(buf, posting_kind, 2);
+    o[0] = 'K', o[1] = 1;
+    put_be32(o + 2, (uint32_t)partition_len);
+    if (partition_len) memcpy(o + 6, partition, partition_len);
+    put_be32(o + 6 + partition_len, (uint32_t)method_len);
+    memcpy(o + 10 + partition_len, method, method_len);
+    if (url_prefix_len) memcpy(o + 10 + partition_len + method_len, url_prefix, url_prefix_len);
+    prefix_purge ctx = {o, ordered_len};
+    /* Cut postings keep ORDER_CUT bytes of the ordered key: a longer prefix ranges over those
+     * and is checked against each record. */
+    size_t range = 2 + (ordered_len < ORDER_CUT ? ordered_len : ORDER_CUT);
+    suc_posting_purge spec = {buf, range, (flags & SUC_PURGE_SOFT) != 0, prefix_resolve, &ctx};
+    rc = suc_purge_postings(c, &spec, out, err);
+    free(buf);
+    return rc;
+}
+
+int suc_key_order_complete(suc_cache *c, int *out_complete, suc_error *err) {
+    *out_complete = 0;
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    MDB_val k = {sizeof count_key, (void *)count_key}, v;
+    uint64_t entries = 0;
+    if (mdb_get(txn, c->dbi_meta, &k, &v) == 0 && v.mv_size == 8) {
+        uint64_t counted = suc_get_u64(v.mv_data);
+        suc_meta_get(c, txn, "entries", &entries);
+        *out_complete = counted == entries;
+    }
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}

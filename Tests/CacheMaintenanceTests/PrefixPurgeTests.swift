@@ -1,0 +1,131 @@
+import CacheMaintenance
+import Foundation
+import SharedURLCacheStore
+import Testing
+import TestProcess
+
+/// `urlcache purge --prefix` through the index's key-order postings (docs/Formats.md,
+/// "Key-order postings"): it reads the keys under the prefix, never the rest of the directory.
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
+struct PrefixPurgeTests {
+    func key(_ url: String, partition: String = "", method: String = "GET") throws -> [UInt8] {
+        try StoredKey.encode(partition: partition, method: method, url: url)
+    }
+
+    func descriptor(_ url: String, partition: String = "", method: String = "GET", variant: String = "")
+        throws -> RecordDescriptor
+    {
+        RecordDescriptor(
+            key: try key(url, partition: partition, method: method), variant: Array(variant.utf8),
+            partition: Array(partition.utf8))
+    }
+
+    /// Issue: purges by URL prefix use the index, not a walk. 10 of 100,000 entries lie under the
+    /// prefix; the purge reads their 10 records while another process reads, stores and removes.
+    @Test("a prefix purge among 100,000 entries reads the 10 records under it while a service works beside it")
+    func purgeAmongManyWithService() throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.durability = .relaxed
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        for i in 0..<100_000 {
+            let url = i % 10_000 == 7 ? "https://example.com/hot/\(i)" : "https://example.com/doc/\(i)"
+            try store.store(try descriptor(url), body: Array("body \(i)".utf8))
+        }
+        let service = try ChildProcess(
+            ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "7", "4", "300", "0", "8192"])
+        Thread.sleep(forTimeInterval: 1)
+        let report = try CacheMaintainer(store: store).purge(PurgeSelection(urlPrefix: "https://EXAMPLE.com/hot/"))
+        let outcome = service.finish()
+        #expect(outcome.status == 0, "\(outcome.err)")
+        #expect(outcome.out.contains("DONE"))
+        #expect(report.method == "key-order-index", "\(report)")
+        #expect(report.removedEntries == 10 && report.recordsRead == 10, "\(report)")
+        #expect(try store.record(for: try key("https://example.com/hot/7")) == nil)
+        #expect(try store.record(for: try key("https://example.com/doc/8")) != nil)
+        #expect(try store.statistics().entries >= 99_990)
+    }
+
+    @Test(
+        "a prefix purge takes every variant and both methods under it, in the given partition or all, softly or not; long URLs too"
+    )
+    func selection() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let maintainer = CacheMaintainer(store: store)
+        let long = "https://example.com/api/" + String(repeating: "x", count: 700)
+        for partition in ["", "alpha"] {
+            for url in ["https://example.com/api/1", "https://example.com/api/2", "https://example.com/apiary", long] {
+                try store.store(try descriptor(url, partition: partition), body: Array("b".utf8))
+            }
+            try store.store(
+                try descriptor("https://example.com/api/1", partition: partition, variant: "gzip"), body: [1])
+            try store.store(try descriptor("https://example.com/api/1", partition: partition, method: "HEAD"), body: [])
+            try store.store(try descriptor("https://example.com/other", partition: partition), body: [2])
+        }
+        try store.store(RecordDescriptor(key: Array("https://example.com/api/raw".utf8)), body: [3])
+        // In one partition: /api/1 (2 variants, GET and HEAD), /api/2 and the long URL; not /apiary.
+        let alpha = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/api/", partition: "alpha"))
+        #expect(alpha.method == "key-order-index" && alpha.removedEntries == 5 && alpha.recordsRead == 5, "\(alpha)")
+        #expect(try store.record(for: try key(long, partition: "alpha")) == nil)
+        #expect(try store.record(for: try key("https://example.com/apiary", partition: "alpha")) != nil)
+        #expect(try store.record(for: try key("https://example.com/api/1")) != nil)
+        // A prefix longer than a cut posting keeps: only the long URL is under it.
+        let longPrefix = String(long.dropLast(10))
+        let soft = try maintainer.purge(PurgeSelection(urlPrefix: longPrefix, soft: true))
+        #expect(soft.invalidatedEntries == 1 && soft.removedEntries == 0, "\(soft)")
+        #expect(try store.record(for: try key(long))?.invalidatedAt != nil)
+        // Every partition: the default one's five (the soft-purged long one among them).
+        let all = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/api/"))
+        #expect(all.method == "key-order-index" && all.removedEntries == 5, "\(all)")
+        // What is not under the prefix, and raw keys, stay.
+        #expect(try store.statistics().entries == 5)
+        #expect(try store.record(for: Array("https://example.com/api/raw".utf8)) != nil)
+        // Nothing left under it: success, nothing read.
+        let again = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/api/"))
+        #expect(again.removedEntries == 0 && again.recordsRead == 0)
+        #expect(try !maintainer.verify().damageFound)
+    }
+
+    @Test("a key's posting lives while any variant of it does; removals, replacements and verify --fix keep it right")
+    func postingLifecycle() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let maintainer = CacheMaintainer(store: store)
+        let url = "https://example.com/p/1"
+        try store.store(try descriptor(url), body: [1])
+        try store.store(try descriptor(url, variant: "br"), body: [2])
+        try store.store(try descriptor(url, variant: "br"), body: [3]) // a replacement
+        try store.remove(key: try key(url), variant: [])
+        let one = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/p/"))
+        #expect(one.removedEntries == 1 && one.recordsRead == 1, "the other variant kept the posting: \(one)")
+        // The last variant's removal dropped the posting: a new store adds it again.
+        try store.store(try descriptor(url), body: [4])
+        try store.remove(key: try key(url))
+        #expect(try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/p/")).recordsRead == 0)
+        for i in 0..<20 { try store.store(try descriptor("https://example.com/q/\(i)"), body: [5]) }
+        // verify --fix drops every posting and builds them again from the records.
+        _ = try store.verify(fix: true)
+        #expect(try store.keyOrderIsComplete())
+        let rebuilt = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/q/1"))
+        #expect(rebuilt.method == "key-order-index" && rebuilt.removedEntries == 11, "q/1 and q/10…19: \(rebuilt)")
+        // Another process's stores are indexed in its own commits.
+        let other = try ChildProcess(
+            ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "3", "1", "50", "0", "512"])
+        #expect(other.finish().status == 0)
+        #expect(try store.keyOrderIsComplete())
+    }
+
+    @Test("a dry run of a prefix, and a prefix with --since, walk the records")
+    func dryRunWalks() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        for i in 0..<4 { try store.store(try descriptor("https://example.com/d/\(i)"), body: [1]) }
+        let maintainer = CacheMaintainer(store: store)
+        let dry = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/d/"), dryRun: true)
+        #expect(dry.method == "scan" && dry.matchedEntries == 4 && dry.removedEntries == 0)
+        let since = try maintainer.purge(
+            PurgeSelection(urlPrefix: "https://example.com/d/", storedSince: Date(timeIntervalSinceNow: -60)))
+        #expect(since.method == "scan" && since.removedEntries == 4)
+    }
+}

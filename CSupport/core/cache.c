@@ -515,8 +515,7 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     }
     /* A directory written before partition counters gets them counted once, by this walk. */
     if (!suc_partitions_counted(c, txn) && (rc = suc_partitions_recount(c, txn, err))) return rc;
-    /* And key-order postings, by one walk, at the first open by a release that keeps them. */
-    return suc_key_order_ensure(c, txn, err);
+    return SUC_OK;
 }
 
 static void cache_free(suc_cache *c) {

@@ -110,7 +110,7 @@ static int delete_found(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     int decoded = suc_record_decode(v.mv_data, len, &r) == SUC_OK;
     /* Made now: the record's bytes are gone once it is deleted. A replacement keeps it. */
     uint8_t posting[SUC_POSTING_MAX];
-    size_t posting_len = decoded && account_partition ? suc_key_order_posting(&r, ikey, posting) : 0;
+    size_t posting_len = decoded && account_partition ? suc_key_order_posting(c, txn, &r, ikey, posting) : 0;
     delta->entries -= 1;
     delta->record_bytes -= (int64_t)len;
     if (decoded) {
@@ -221,7 +221,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     if ((mrc = mdb_put(txn, c->dbi_by_use, &tk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
     if ((rc = suc_tags_index(c, txn, op->ikey, &r, 1, err))) return rc;
     uint8_t posting[SUC_POSTING_MAX];
-    if ((rc = suc_key_order_put(c, txn, posting, suc_key_order_posting(&r, op->ikey, posting), err))) return rc;
+    if ((rc = suc_key_order_put(c, txn, posting, suc_key_order_posting(c, txn, &r, op->ikey, posting), err))) return rc;
     d->entries += 1;
     d->stores += 1;
     d->record_bytes += (int64_t)op->record_len;

@@ -203,18 +203,17 @@ int suc_index_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max
  * `ikey` inside `txn`; suc_index_put and suc_index_delete call it, so every path keeps them. */
 int suc_tags_index(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, int put,
                    suc_error *err);
-/* Key-order postings (key_order.c). The posting of record `r`'s key into `out` (0: the key is
- * not in the URL layout and has none); suc_index_put writes it, and suc_index_delete, which
+/* Key-order postings (key_order.c). The posting of record `r`'s key into `out` (0: the
+ * directory keeps none, or the key is not in the URL layout); suc_index_put writes it, and suc_index_delete, which
  * makes it before the record goes, drops it when no variant of the key is left in `main`. */
 #define SUC_POSTING_MAX 480
-size_t suc_key_order_posting(const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_POSTING_MAX]);
+size_t suc_key_order_posting(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                             uint8_t out[SUC_POSTING_MAX]);
 int suc_key_order_put(suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, suc_error *err);
 int suc_key_order_drop(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const uint8_t *posting,
                        size_t len, suc_error *err);
-/* Whether the key-order postings were built (first open by a release that keeps them, or
- * verify --fix); if not, builds them: a walk of `main` inside `txn`. */
-int suc_key_order_ensure(suc_cache *c, MDB_txn *txn, suc_error *err);
-/* Drops every key-order posting and writes them again from the records (verify --fix). */
+/* Drops every key-order posting and writes them again from the records, when the directory
+ * keeps them (verify --fix). */
 int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
 /* Adds `delta` to the entries count the key-order postings were kept for (suc_meta_add_counters). */
 int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err);

@@ -87,7 +87,15 @@ static int variants_left(suc_cache *c, MDB_txn *txn, const uint8_t key_hash[SUC_
     return SUC_OK;
 }
 
-size_t suc_key_order_posting(const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[SUC_POSTING_MAX]) {
+/* Whether this directory keeps key-order postings (the count is there). */
+static int kept(suc_cache *c, MDB_txn *txn) {
+    MDB_val k = {sizeof count_key, (void *)count_key}, v;
+    return mdb_get(txn, c->dbi_meta, &k, &v) == 0;
+}
+
+size_t suc_key_order_posting(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                             uint8_t out[SUC_POSTING_MAX]) {
+    if (url_length_offset(r->key, r->key_len) == 0 || !kept(c, txn)) return 0;
     return posting_make(r->key, r->key_len, ikey, out);
 }
 
@@ -122,6 +130,8 @@ int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *er
     return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
 }
 
+static int build(suc_cache *c, MDB_txn *txn, suc_error *err);
+
 static int delete_postings(suc_cache *c, MDB_txn *txn, suc_error *err) {
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
@@ -137,6 +147,12 @@ static int delete_postings(suc_cache *c, MDB_txn *txn, suc_error *err) {
 }
 
 int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    if (!kept(c, txn)) return SUC_OK;
+    return build(c, txn, err);
+}
+
+/* Drops every posting, writes them again from the records, and sets the count. */
+static int build(suc_cache *c, MDB_txn *txn, suc_error *err) {
     int rc = delete_postings(c, txn, err);
     if (rc) return rc;
     MDB_cursor *cur;
@@ -164,12 +180,21 @@ int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
     return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
 }
 
-int suc_key_order_ensure(suc_cache *c, MDB_txn *txn, suc_error *err) {
-    MDB_val k = {sizeof count_key, (void *)count_key}, v;
-    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
-    if (mrc == 0) return SUC_OK;
-    if (mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(key order count)", mrc);
-    return suc_key_order_rebuild(c, txn, err);
+static int set_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    if (*(int *)vctx) return build(c, txn, err);
+    int rc = delete_postings(c, txn, err);
+    if (rc) return rc;
+    MDB_val k = {sizeof count_key, (void *)count_key};
+    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order count)", mrc) : SUC_OK;
+}
+
+int suc_key_order_set(suc_cache *c, int keep, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    int on = keep != 0;
+    /* One transaction: every process's next store sees the postings and the count together. */
+    return suc_write_txn_ex(c, set_apply, NULL, &on, !on, err);
 }
 
 /* ---- purge by URL prefix ------------------------------------------------------------- */
@@ -257,7 +282,8 @@ int suc_purge_url_prefix(suc_cache *c, const void *partition, size_t partition_l
     return rc;
 }
 
-int suc_key_order_complete(suc_cache *c, int *out_complete, suc_error *err) {
+int suc_key_order_state(suc_cache *c, int *out_kept, int *out_complete, suc_error *err) {
+    *out_kept = 0;
     *out_complete = 0;
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
@@ -266,6 +292,7 @@ int suc_key_order_complete(suc_cache *c, int *out_complete, suc_error *err) {
     MDB_val k = {sizeof count_key, (void *)count_key}, v;
     uint64_t entries = 0;
     if (mdb_get(txn, c->dbi_meta, &k, &v) == 0 && v.mv_size == 8) {
+        *out_kept = 1;
         uint64_t counted = suc_get_u64(v.mv_data);
         suc_meta_get(c, txn, "entries", &entries);
         *out_complete = counted == entries;

@@ -99,9 +99,9 @@ extension CacheMaintainer {
     ///
     /// `--all` and `--since` alone go through the store's own removals (`--since` uses the
     /// store-time index, no scan); `--tag`, `--url` and `--prefix` (without `--since`) go through
-    /// the index's postings and keys. Other selections, dry runs of a prefix, and a prefix while
-    /// the key-order postings are incomplete (an earlier release stored since they were built)
-    /// walk the records, then remove each matching (key, variant) exactly; a variant stored after
+    /// the index's postings and keys (`--prefix` in a directory that keeps its URL order,
+    /// ``setURLOrder(kept:)``). Other selections, dry runs of a prefix, and a prefix while the
+    /// directory keeps no complete URL order walk the records, then remove each matching (key, variant) exactly; a variant stored after
     /// the walk is left alone.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
     package func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
@@ -122,7 +122,7 @@ extension CacheMaintainer {
         }
         if let prefix = selection.urlPrefix, selection.storedSince == nil, !dryRun,
             let partitions = try selection.partition.map({ [$0] }) ?? knownPartitions(),
-            try store.keyOrderIsComplete()
+            try store.keyOrderState().complete
         {
             return try purgeInKeyOrder(prefix: prefix, partitions: partitions, selection: selection)
         }

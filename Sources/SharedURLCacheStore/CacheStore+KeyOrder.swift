@@ -5,8 +5,9 @@ extension CacheStore {
     /// starts with `urlPrefix`, for keys in the URL layout the cache's own layers write
     /// (`KeyLayout`; docs/Formats.md, "Key-order postings"). The index keeps those keys in URL
     /// order, so this reads the keys under the prefix and their records, never the rest of the
-    /// directory. Entries an earlier release stored have no posting: ask ``keyOrderIsComplete()``
-    /// first and walk the records when it is `false`.
+    /// directory, in a directory that keeps them (``setKeyOrder(kept:)``). Entries an earlier
+    /// release stored have no posting: ask ``keyOrderState()`` first and walk the records unless
+    /// it says complete.
     /// The corresponding C function is `suc_purge_url_prefix`.
     package func purge(urlPrefix: String, partition: String, method: String, soft: Bool) throws(CacheError)
         -> TagPurgeReport
@@ -32,13 +33,26 @@ extension CacheStore {
             recordsRead: Int(report.records_read), stalePostings: Int(report.stale_postings))
     }
 
-    /// Whether every entry has its key-order posting: `false` once an earlier release stored or
-    /// removed entries since the postings were built (`urlcache verify --fix` builds them again).
-    package func keyOrderIsComplete() throws(CacheError) -> Bool {
+    /// Starts (`true`: builds them by one walk of the index, in one transaction) or stops
+    /// (`false`: drops them) keeping key-order postings, for every process sharing the directory
+    /// from its next store. They cost one index key per stored URL, about the URL's length plus
+    /// 20 bytes (docs/Formats.md, "Key-order postings").
+    /// The corresponding C function is `suc_key_order_set`.
+    package func setKeyOrder(kept: Bool) throws(CacheError) {
+        var detail = suc_error()
+        let rc = withHandle { suc_key_order_set($0, kept ? 1 : 0, &detail) }
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+    }
+
+    /// Whether the directory keeps key-order postings, and whether every entry has its posting:
+    /// not once an earlier release stored or removed entries since they were built (`urlcache
+    /// verify --fix` builds them again).
+    package func keyOrderState() throws(CacheError) -> (kept: Bool, complete: Bool) {
+        var kept: Int32 = 0
         var complete: Int32 = 0
         var detail = suc_error()
-        let rc = withHandle { suc_key_order_complete($0, &complete, &detail) }
+        let rc = withHandle { suc_key_order_state($0, &kept, &complete, &detail) }
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
-        return complete != 0
+        return (kept != 0, complete != 0)
     }
 }

@@ -86,6 +86,8 @@ struct JSONOutputTests {
             ["list", dir.cache, "--json", "--prefix", "https://a.test/1"],
             ["show", dir.cache, "https://a.test/3", "--json"],
             ["purge", dir.cache, "--url", "https://a.test/4", "--dry-run", "--json"],
+            ["url-order", dir.cache, "--on", "--json"],
+            ["purge", dir.cache, "--prefix", "https://a.test/5", "--json"],
             [
                 "compact", dir.cache, "--max-size", "1KiB", "--low-water", "50%", "--max-age", "30d", "--min-free",
                 "1%", "--json",
@@ -99,6 +101,9 @@ struct JSONOutputTests {
         #expect(try run(["show", dir.cache, "https://a.test/absent"]).status == 1)
         #expect(try run(["compact", dir.cache, "--max-size", "20XB"]).status == 2)
         #expect(try run(["purge", dir.cache]).status == 2)
+        #expect(try run(["url-order", dir.cache, "--on", "--off"]).status == 2)
+        let order = try run(["url-order", dir.cache])
+        #expect(order.status == 0 && order.out.contains("kept") && !order.out.contains("not kept"), "\(order.out)")
         let missing = try run(["stats", dir.root + "/absent"])
         #expect(missing.status == 3 && missing.err.contains("directoryNotFound") && missing.out.isEmpty)
         #expect(try run(["verify", dir.cache]).status == 0)

@@ -32,10 +32,14 @@ struct PrefixPurgeTests {
             let url = i % 10_000 == 7 ? "https://example.com/hot/\(i)" : "https://example.com/doc/\(i)"
             try store.store(try descriptor(url), body: Array("body \(i)".utf8))
         }
+        // Kept from now on: the postings are built by one walk of what is there.
+        let maintainer = CacheMaintainer(store: store)
+        let kept = try maintainer.setURLOrder(kept: true)
+        #expect(kept.kept && kept.complete)
         let service = try ChildProcess(
             ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "7", "4", "300", "0", "8192"])
         Thread.sleep(forTimeInterval: 1)
-        let report = try CacheMaintainer(store: store).purge(PurgeSelection(urlPrefix: "https://EXAMPLE.com/hot/"))
+        let report = try maintainer.purge(PurgeSelection(urlPrefix: "https://EXAMPLE.com/hot/"))
         let outcome = service.finish()
         #expect(outcome.status == 0, "\(outcome.err)")
         #expect(outcome.out.contains("DONE"))
@@ -52,6 +56,7 @@ struct PrefixPurgeTests {
     func selection() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
+        try store.setKeyOrder(kept: true)
         let maintainer = CacheMaintainer(store: store)
         let long = "https://example.com/api/" + String(repeating: "x", count: 700)
         for partition in ["", "alpha"] {
@@ -91,6 +96,7 @@ struct PrefixPurgeTests {
     func postingLifecycle() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
+        try store.setKeyOrder(kept: true)
         let maintainer = CacheMaintainer(store: store)
         let url = "https://example.com/p/1"
         try store.store(try descriptor(url), body: [1])
@@ -106,20 +112,45 @@ struct PrefixPurgeTests {
         for i in 0..<20 { try store.store(try descriptor("https://example.com/q/\(i)"), body: [5]) }
         // verify --fix drops every posting and builds them again from the records.
         _ = try store.verify(fix: true)
-        #expect(try store.keyOrderIsComplete())
+        #expect(try store.keyOrderState() == (kept: true, complete: true))
         let rebuilt = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/q/1"))
         #expect(rebuilt.method == "key-order-index" && rebuilt.removedEntries == 11, "q/1 and q/10…19: \(rebuilt)")
         // Another process's stores are indexed in its own commits.
         let other = try ChildProcess(
             ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "3", "1", "50", "0", "512"])
         #expect(other.finish().status == 0)
-        #expect(try store.keyOrderIsComplete())
+        #expect(try store.keyOrderState() == (kept: true, complete: true))
+    }
+
+    @Test("without the URL order kept (the default, or after --off) a prefix purge walks, and removes the same entries")
+    func notKept() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let maintainer = CacheMaintainer(store: store)
+        for i in 0..<6 { try store.store(try descriptor("https://example.com/n/\(i)"), body: [1]) }
+        #expect(try store.keyOrderState() == (kept: false, complete: false))
+        let walked = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/n/1"))
+        #expect(walked.method == "scan" && walked.removedEntries == 1)
+        #expect(try maintainer.setURLOrder(kept: true).kept)
+        // Another process stores with postings from its next commit on.
+        let other = try ChildProcess(
+            ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "5", "1", "50", "0", "512"])
+        #expect(other.finish().status == 0)
+        try store.store(try descriptor("https://example.com/n/10"), body: [1])
+        let indexed = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/n/"))
+        #expect(indexed.method == "key-order-index" && indexed.removedEntries == 6 && indexed.recordsRead == 6)
+        let dropped = try maintainer.setURLOrder(kept: false)
+        #expect(!dropped.kept && !dropped.complete)
+        try store.store(try descriptor("https://example.com/n/2"), body: [1])
+        let again = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/n/"))
+        #expect(again.method == "scan" && again.removedEntries == 1)
     }
 
     @Test("a dry run of a prefix, and a prefix with --since, walk the records")
     func dryRunWalks() throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
+        try store.setKeyOrder(kept: true)
         for i in 0..<4 { try store.store(try descriptor("https://example.com/d/\(i)"), body: [1]) }
         let maintainer = CacheMaintainer(store: store)
         let dry = try maintainer.purge(PurgeSelection(urlPrefix: "https://example.com/d/"), dryRun: true)

@@ -65,6 +65,8 @@ extension Reliability {
                 try store.setPartitionQuota(Array("p1".utf8), maxBytes: 1 << 20, allowNewPartition: true)
             }
             #expect(refused?.code == .unsupportedVersion && refused?.message.contains("earlier release") == true)
+            // The URL order can be kept meanwhile: what the earlier release stores has no posting.
+            try store.setKeyOrder(kept: true)
             // Incompressible 1.8 KB bodies: inline, each record on its own overflow page.
             var x: UInt32 = 7
             let filler = (0..<1800).map { _ -> UInt8 in
@@ -92,10 +94,10 @@ extension Reliability {
             #expect(try !store.partitionCounters().exact)
             #expect(try !store.verify().partitionCountersMatch)
             // Nor key-order postings: a purge by URL prefix cannot trust them until verify --fix.
-            #expect(try !store.keyOrderIsComplete())
+            #expect(try store.keyOrderState() == (kept: true, complete: false))
             _ = try store.verify(fix: true)
             #expect(try store.partitionCounters().exact && store.verify().partitionCountersMatch)
-            #expect(try store.keyOrderIsComplete())
+            #expect(try store.keyOrderState() == (kept: true, complete: true))
             // Once the earlier release is gone, the same compaction rewrites the index.
             let after = try store.compact(CompactionPolicy())
             #expect(!after.indexRewriteDeferred && after.indexRewrites >= 1, "\(after)")

@@ -29,7 +29,8 @@ struct URLCacheCommand: ParsableCommand {
             """,
         version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
         subcommands: [
-            Compact.self, Stats.self, Quota.self, Verify.self, List.self, Show.self, Purge.self, Bench.self,
+            Compact.self, Stats.self, Quota.self, URLOrder.self, Verify.self, List.self, Show.self, Purge.self,
+            Bench.self,
             BenchWorker.self,
             BenchOps.self,
         ]

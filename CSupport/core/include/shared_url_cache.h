@@ -412,16 +412,23 @@ int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void 
  * Swift layers write ('K' 1 ‖ partition ‖ method ‖ URL, docs/Formats.md) with this partition and
  * method and a URL starting with `url_prefix` (bytes, as keys hold them). The index keeps a
  * posting per such key in URL order, written in the store's own commit, so this reads the
- * postings under the prefix and those keys' records only. Entries an earlier release stored
- * have no posting: use suc_key_order_complete to know whether every entry has one.
+ * postings under the prefix and those keys' records only, in a directory that keeps them
+ * (suc_key_order_set). Entries an earlier release stored have no posting: suc_key_order_state
+ * says whether every entry has one.
  */
 int suc_purge_url_prefix(suc_cache *cache, const void *partition, size_t partition_len, const void *method,
                          size_t method_len, const void *url_prefix, size_t url_prefix_len, uint32_t flags,
                          suc_purge_report *out, suc_error *err);
 
-/* Whether every entry's key has its key-order posting (1), or an earlier release stored or
- * removed entries since they were built (0: verify --fix builds them again). */
-int suc_key_order_complete(suc_cache *cache, int *out_complete, suc_error *err);
+/* Starts (keep = 1: builds the postings by one walk of the index, in one transaction) or stops
+ * (keep = 0: drops them) keeping key-order postings in this directory; every process obeys it
+ * from its next store. They cost one index key per stored URL (docs/Formats.md). */
+int suc_key_order_set(suc_cache *cache, int keep, suc_error *err);
+
+/* Whether the directory keeps key-order postings, and whether every entry's key has its posting
+ * (0 when an earlier release stored or removed entries since they were built: verify --fix
+ * builds them again). */
+int suc_key_order_state(suc_cache *cache, int *out_kept, int *out_complete, suc_error *err);
 
 /* Marks (key, variant), or with variant == NULL every variant of key, stale (see
  * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. */

@@ -33,6 +33,7 @@ struct BenchOps: ParsableCommand {
     @Option(help: "Operations timed per phase.") var operations = 2000
     @Option(help: "Phases to time, comma-separated: hit, miss, store.") var phases = "hit,miss,store"
     @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
+    @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
 
     static func url(_ i: Int) -> URL { URL(string: "https://api.example.com/items/\(i)?v=1")! }
     static func missURL(_ i: Int) -> URL { URL(string: "https://api.example.com/missing/\(i)?v=1")! }
@@ -49,6 +50,7 @@ struct BenchOps: ParsableCommand {
             memoryCapacity: memory ? 256 << 20 : 0, diskCapacity: 1 << 40, directory: URL(fileURLWithPath: directory))
         if implementation == "shared-cache-relaxed" { configuration.store.durability = .relaxed }
         let cache = try SharedCache(configuration: configuration)
+        if urlOrder { try CacheStore(directory: directory).setKeyOrder(kept: true) }
         // The corpus of `urlcache bench`, 32 bodies per size.
         let bodies = (0..<32).map { Data(BenchWorkload.body(size: size, variant: UInt64($0))) }
         func response(_ i: Int) -> CachedURLResponse {

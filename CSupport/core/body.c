@@ -47,6 +47,7 @@ int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int cr
     int fd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
     if (fd < 0 && errno == ENOENT && create) {
         if (suc_make_dir(c->bodiesfd, sub, &fd, NULL) != SUC_OK) fd = -1;
+        else if (atomic_load(&c->fanout_dirs) < 256) atomic_fetch_add(&c->fanout_dirs, 1);
     }
     return fd;
 }

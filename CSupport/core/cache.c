@@ -662,18 +662,10 @@ static int create_layout(suc_cache *c, const char *path, int create, suc_error *
         int rc = check_empty_or_ours(c->rootfd, path, err);
         if (rc) return rc;
     }
-    struct stat bst;
-    int fresh_bodies = fstatat(c->rootfd, "bodies", &bst, AT_SYMLINK_NOFOLLOW) != 0;
-    int bfd = -1;
-    int rc = suc_make_dir(c->rootfd, "bodies", &bfd, err);
-    /* All 256 fan-out directories up front when the cache is new, so no store pays for a
-     * mkdir; one that goes missing later is made again by the store that needs it. */
-    for (int i = 0; !rc && fresh_bodies && i < 256; i++) {
-        char sub[3];
-        snprintf(sub, sizeof sub, "%02x", i);
-        rc = suc_make_dir(bfd, sub, NULL, err);
-    }
-    if (bfd >= 0) suc_os_close(bfd);
+    /* The fan-out directories (bodies/00 … ff) are made by the first store that needs each
+     * (suc_body_open_fanout): made up front, 256 directories of a block each were 1 MiB in `du`
+     * before the first entry, and a cache of small, inline bodies never needs one. */
+    int rc = suc_make_dir(c->rootfd, "bodies", NULL, err);
     if (!rc) rc = suc_make_dir(c->rootfd, "tmp", NULL, err);
     MDB_env *env = NULL;
     if (!rc) rc = open_generation_env(c, 0, 1, &env, err);
@@ -682,6 +674,20 @@ static int create_layout(suc_cache *c, const char *path, int create, suc_error *
     init_ctx ictx = {!has_index};
     if ((rc = suc_write_txn(c, init_tables, NULL, &ictx, err))) return rc;
     return suc_gen_create(c->rootfd, 0, err);
+}
+
+/* How many fan-out directories exist now: the estimated disk usage counts their blocks. */
+static int count_fanout_dirs(suc_cache *c, suc_error *err) {
+    (void)err;
+    uint32_t n = 0;
+    for (int i = 0; i < 256; i++) {
+        char sub[3];
+        snprintf(sub, sizeof sub, "%02x", i);
+        struct stat st;
+        if (fstatat(c->bodiesfd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) n++;
+    }
+    atomic_store(&c->fanout_dirs, n);
+    return SUC_OK;
 }
 
 /* Opens the current generation; a rewrite may switch it between reading and opening. An index
@@ -799,7 +805,8 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
         if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto opened;
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
-        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
+        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = count_fanout_dirs(c, err)) ||
+        (rc = suc_gen_map(c, err)) ||
         (rc = suc_unsynced_recover(c, &locked, err)) ||
         (rc = open_current(c, o.create || c->discarded_unsynced_index, path, err)) ||
         (rc = suc_unsynced_open(c, err)))

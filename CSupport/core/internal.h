@@ -9,6 +9,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <zlib.h>
@@ -361,6 +362,9 @@ struct suc_cache {
 
     /* what the last measured disk usage found beside the entries (usage.c); under pool_mu */
     uint64_t measured_overhead, measured_orphan_bytes;
+    /* fan-out directories seen at open plus those this process made since (the estimated
+     * usage's overhead, until measured); stores make them as needed */
+    _Atomic uint32_t fanout_dirs;
 };
 
 /* ---- relaxed durability (unsynced.c) --------------------------------------------------- */

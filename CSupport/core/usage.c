@@ -143,9 +143,10 @@ int suc_cache_disk_usage(suc_cache *c, uint32_t flags, suc_disk_usage *out, suc_
         pthread_mutex_lock(&c->pool_mu);
         uint64_t overhead = c->measured_overhead, orphans = c->measured_orphan_bytes;
         pthread_mutex_unlock(&c->pool_mu);
-        /* Never measured in this process: the layout's directories as created (root, bodies,
-         * tmp and 256 fan-out directories of one block each). */
-        out->overhead_bytes = overhead ? overhead : (uint64_t)(3 + 256) * SUC_DISK_BLOCK;
+        /* Never measured in this process: the layout's directories of one block each (root,
+         * bodies, tmp and the fan-out directories seen at open or made since by this process;
+         * another process's new ones are found by the next measurement). */
+        out->overhead_bytes = overhead ? overhead : (uint64_t)(3 + atomic_load(&c->fanout_dirs)) * SUC_DISK_BLOCK;
         out->leftover_bytes = orphans + tmp_files;
         out->leftover_files = tmp_count;
     }

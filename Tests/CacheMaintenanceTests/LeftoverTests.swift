@@ -22,6 +22,8 @@ import TestProcess
         let junk = [UInt8](repeating: 7, count: 50_000)
         FileManager.default.createFile(
             atPath: dir.cache + "/tmp/t0123456789abcdef0123456789abcdef", contents: Data(junk))
+        // (Stores make fan-out directories as they need them: bodies/ab may not exist yet.)
+        try FileManager.default.createDirectory(atPath: dir.cache + "/bodies/ab", withIntermediateDirectories: true)
         FileManager.default.createFile(
             atPath: dir.cache + "/bodies/ab/ab0000000000000000000000000000ff", contents: Data(junk))
         FileManager.default.createFile(atPath: dir.cache + "/index.g1.lmdb", contents: Data(junk))

@@ -21,7 +21,7 @@ extension Reliability {
             // Given: a group member swapped every fan-out directory for a symlink to its own dir.
             for i in 0..<256 {
                 let sub = scratch.cache + "/bodies/" + String(format: "%02x", i)
-                try FileManager.default.removeItem(atPath: sub)
+                try? FileManager.default.removeItem(atPath: sub) // stores make them as needed
                 try FileManager.default.createSymbolicLink(atPath: sub, withDestinationPath: outside)
             }
             // When: entries are stored (by this handle, and by a fresh one).

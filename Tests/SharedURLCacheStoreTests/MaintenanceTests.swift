@@ -88,7 +88,12 @@ struct MaintenanceTests {
         let oldOrphan = dir.cache + "/bodies/ab/ab" + String(repeating: "0", count: 30)
         let youngOrphan = dir.cache + "/bodies/cd/cd" + String(repeating: "1", count: 30)
         let oldTemp = dir.cache + "/tmp/t" + String(repeating: "2", count: 32)
-        for path in [oldOrphan, youngOrphan, oldTemp] { try Data("orphan".utf8).write(to: URL(fileURLWithPath: path)) }
+        for path in [oldOrphan, youngOrphan, oldTemp] {
+            // Stores make fan-out directories as they need them: these two may not exist yet.
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data("orphan".utf8).write(to: URL(fileURLWithPath: path))
+        }
         var old = [timeval(tv_sec: time(nil) - 3600, tv_usec: 0), timeval(tv_sec: time(nil) - 3600, tv_usec: 0)]
         #expect(utimes(oldOrphan, &old) == 0 && utimes(oldTemp, &old) == 0)
         let report = try store.compact(CompactionPolicy())

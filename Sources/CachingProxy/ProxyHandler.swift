@@ -7,7 +7,8 @@ import SharedURLCache
 
 /// One client connection: reads requests (NIO's HTTP/1.1 decoder, with pipelining assistance so
 /// pipelined requests are answered in order), answers each through a ``ProxyForwarder`` in a task
-/// off the event loop, and writes the answer back. A slow or failing origin holds only the task
+/// off the event loop, and writes the answer back (serialised by ``ProxyResponseEncoder``, which it
+/// tells the method each answer is for). A slow or failing origin holds only the task
 /// of its own request; the event loops never wait. It also answers requests the parser rejects
 /// and closes connections left idle: it is the only handler after NIO's, so each request and
 /// response part passes through as few handlers as HTTP/1.1 needs.
@@ -24,6 +25,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private let forwarder: ProxyForwarder
+    /// The connection's response encoder, told which method each response answers.
+    private let encoder: ProxyResponseEncoder
     private let cacheStatus: CacheStatusFields
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
@@ -53,10 +56,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var idleCheck: Scheduled<Void>?
 
     init(
-        forwarder: ProxyForwarder, cacheStatus: CacheStatusFields, maximumRequestBodyBytes: Int, accessLog: AccessLog?,
+        forwarder: ProxyForwarder, encoder: ProxyResponseEncoder, cacheStatus: CacheStatusFields,
+        maximumRequestBodyBytes: Int, accessLog: AccessLog?,
         idleTimeout: TimeAmount, answers: AnswersInFlight
     ) {
         self.forwarder = forwarder
+        self.encoder = encoder
         self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.accessLog = accessLog
@@ -85,6 +90,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             // connection over as tunnel bytes, so answer now and close.
             var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
             headers.add(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")
+            encoder.answering(head.method)
             context.write(
                 wrapOutboundOut(
                     .head(HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers))),
@@ -300,6 +306,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let head = HTTPResponseHead(version: request.version, status: answer.status, headers: headers)
         responseStarted = true
+        encoder.answering(request.method)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if bodyAllowed {
             for chunk in chunks where chunk.readableBytes > 0 {

@@ -145,18 +145,22 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    // No outbound header validation: response heads come from AsyncHTTPClient's parser
-                    // or from the store, which refuses forbidden bytes (HeaderViolation); the only
-                    // other fields, the cache status fields, are checked when the proxy starts.
-                    try pipeline.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withServerUpgrade: nil, withErrorHandling: false,
-                        withOutboundHeaderValidation: false)
-                    try pipeline.addHandler(
+                    // NIO's HTTP/1.1 server handlers as `configureHTTPServerPipeline` adds them
+                    // (decoder, pipelining assistance), with the proxy's own response encoder in
+                    // place of NIO's (ProxyResponseEncoder: same framing, a head in one buffer)
+                    // and no outbound header validation: response heads come from
+                    // AsyncHTTPClient's parser or from the store, which refuses forbidden bytes
+                    // (HeaderViolation); the only other fields, the cache status fields, are
+                    // checked when the proxy starts.
+                    let encoder = ProxyResponseEncoder()
+                    try channel.pipeline.syncOperations.addHandlers([
+                        encoder, ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
+                        HTTPServerPipelineHandler(),
                         ProxyHandler(
-                            forwarder: forwarder, cacheStatus: cacheStatus,
+                            forwarder: forwarder, encoder: encoder, cacheStatus: cacheStatus,
                             maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
-                            idleTimeout: idleTimeout, answers: answers))
+                            idleTimeout: idleTimeout, answers: answers),
+                    ])
                 }
             }
         let channel: Channel

@@ -26,6 +26,9 @@ public final class LoopbackOrigin: Sendable {
         public var closesWithoutResponse = false
         /// Reset the connection (RST) after reading the request, without answering.
         public var resetsWithoutResponse = false
+        /// Send the body in chunks of 64 KiB (`Transfer-Encoding: chunked`, no `Content-Length`):
+        /// a response whose length the receiver learns only at its end.
+        public var chunked = false
         public init(status: Int = 200, headers: [(String, String)] = [], body: String = "") {
             self.status = status
             self.headers = headers
@@ -126,9 +129,23 @@ public final class LoopbackOrigin: Sendable {
         var head = "HTTP/1.1 \(response.status) Status\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         let hasBody = request.method != "HEAD" && response.status != 304 && response.status != 204
-        head += "Content-Length: \(hasBody ? response.body.count : 0)\r\nConnection: close\r\n\r\n"
+        if response.chunked {
+            head += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        } else {
+            head += "Content-Length: \(hasBody ? response.body.count : 0)\r\nConnection: close\r\n\r\n"
+        }
         var out = Array(head.utf8)
-        if hasBody { out += response.body }
+        if hasBody && response.chunked {
+            var start = 0
+            while start < response.body.count {
+                let end = min(start + 65536, response.body.count)
+                out += Array("\(String(end - start, radix: 16))\r\n".utf8) + response.body[start..<end] + [13, 10]
+                start = end
+            }
+            out += Array("0\r\n\r\n".utf8)
+        } else if hasBody {
+            out += response.body
+        }
         _ = out.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }

@@ -1,0 +1,205 @@
+import NIOCore
+import NIOHTTP1
+
+/// A response head measured for the wire: its byte count, its framing (NIO's rules, see
+/// ``ProxyResponseEncoder``), and a single copy of its bytes into a buffer that has room.
+///
+/// Measuring first lets the encoder allocate once at the right size; writing goes through one
+/// `writeWithUnsafeMutableBytes` call, so each field costs two `memcpy`s instead of four checked
+/// `ByteBuffer` writes.
+struct SerialisedResponseHead {
+    private let head: HTTPResponseHead
+    /// The status line up to its CRLF when it is one of the common ones.
+    private let statusLine: StaticString?
+    /// The status line of any other status or version.
+    private let otherStatusLine: String
+    /// The head has `Content-Length` fields that go (the response cannot have a body).
+    private let dropsContentLength: Bool
+    /// The head has `Transfer-Encoding` fields that go (no body, a length, or chunking applies).
+    private let dropsTransferEncoding: Bool
+    /// `transfer-encoding: chunked` is appended (an HTTP/1.1 response of unknown length).
+    let isChunked: Bool
+    /// The value of the first `Content-Length` field kept, when it is a plain decimal number.
+    let contentLength: Int?
+    /// Bytes of the status line, the fields and the blank line.
+    let byteCount: Int
+
+    private static let chunkedField: StaticString = "transfer-encoding: chunked\r\n"
+
+    /// - Parameter mayHaveBody: false for 1xx, 204 and 304 and for an answer to `CONNECT`.
+    init(_ head: HTTPResponseHead, mayHaveBody: Bool) {
+        self.head = head
+        if head.version.major == 1 && head.version.minor <= 1, let line = Self.commonStatusLine(head.status.code) {
+            statusLine = head.version.minor == 1 ? line.http11 : line.http10
+            otherStatusLine = ""
+        } else {
+            statusLine = nil
+            otherStatusLine =
+                "HTTP/\(head.version.major).\(head.version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"
+        }
+        var byteCount = statusLine?.utf8CodeUnitCount ?? otherStatusLine.utf8.count
+        var contentLengthCount = 0
+        var transferEncodingCount = 0
+        var firstContentLength: String?
+        for (name, value) in head.headers {
+            let fieldBytes = name.utf8.count + value.utf8.count + 4 // ": " and CRLF
+            if FieldName.isContentLength(name) {
+                contentLengthCount += fieldBytes
+                if firstContentLength == nil { firstContentLength = value }
+            } else if FieldName.isTransferEncoding(name) {
+                transferEncodingCount += fieldBytes
+            } else {
+                byteCount += fieldBytes
+            }
+        }
+        let hasContentLength = firstContentLength != nil
+        let chunkingApplies = head.version.major == 1 && head.version.minor >= 1
+        let keepsContentLength = mayHaveBody
+        let keepsTransferEncoding = mayHaveBody && !hasContentLength && !chunkingApplies
+        isChunked = mayHaveBody && !hasContentLength && chunkingApplies
+        if keepsContentLength { byteCount += contentLengthCount }
+        if keepsTransferEncoding { byteCount += transferEncodingCount }
+        if isChunked { byteCount += Self.chunkedField.utf8CodeUnitCount }
+        self.byteCount = byteCount + 2 // the blank line
+        // The write pass compares names only when a field is to go (rarely: a stored head has
+        // neither field to drop).
+        dropsContentLength = !keepsContentLength && contentLengthCount > 0
+        dropsTransferEncoding = !keepsTransferEncoding && transferEncodingCount > 0
+        contentLength = keepsContentLength ? firstContentLength.flatMap(Self.decimal) : nil
+    }
+
+    /// Appends the head's bytes (exactly ``byteCount``) to `buffer`.
+    func write(into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: byteCount) { memory in
+            var out = RawBytesWriter(memory)
+            if let statusLine { out.write(statusLine) } else { out.write(otherStatusLine) }
+            for (name, value) in head.headers {
+                if dropsContentLength, FieldName.isContentLength(name) { continue }
+                if dropsTransferEncoding, FieldName.isTransferEncoding(name) { continue }
+                out.write(name)
+                out.writeSeparator()
+                out.write(value)
+                out.writeLineEnd()
+            }
+            if isChunked { out.write(Self.chunkedField) }
+            out.writeLineEnd()
+            return out.offset
+        }
+    }
+
+    /// A decimal number of at most 18 digits (no sign, no spaces), or nil.
+    private static func decimal(_ value: String) -> Int? {
+        let digits = value.utf8
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// Status lines as constant bytes, for the statuses the proxy sends most (the reason
+    /// phrases are NIO's, which the unit tests compare).
+    private static func commonStatusLine(_ code: UInt) -> (http11: StaticString, http10: StaticString)? {
+        switch code {
+        case 100: return ("HTTP/1.1 100 Continue\r\n", "HTTP/1.0 100 Continue\r\n")
+        case 200: return ("HTTP/1.1 200 OK\r\n", "HTTP/1.0 200 OK\r\n")
+        case 204: return ("HTTP/1.1 204 No Content\r\n", "HTTP/1.0 204 No Content\r\n")
+        case 206: return ("HTTP/1.1 206 Partial Content\r\n", "HTTP/1.0 206 Partial Content\r\n")
+        case 301: return ("HTTP/1.1 301 Moved Permanently\r\n", "HTTP/1.0 301 Moved Permanently\r\n")
+        case 302: return ("HTTP/1.1 302 Found\r\n", "HTTP/1.0 302 Found\r\n")
+        case 304: return ("HTTP/1.1 304 Not Modified\r\n", "HTTP/1.0 304 Not Modified\r\n")
+        case 400: return ("HTTP/1.1 400 Bad Request\r\n", "HTTP/1.0 400 Bad Request\r\n")
+        case 403: return ("HTTP/1.1 403 Forbidden\r\n", "HTTP/1.0 403 Forbidden\r\n")
+        case 404: return ("HTTP/1.1 404 Not Found\r\n", "HTTP/1.0 404 Not Found\r\n")
+        case 405: return ("HTTP/1.1 405 Method Not Allowed\r\n", "HTTP/1.0 405 Method Not Allowed\r\n")
+        case 412: return ("HTTP/1.1 412 Precondition Failed\r\n", "HTTP/1.0 412 Precondition Failed\r\n")
+        case 413: return ("HTTP/1.1 413 Payload Too Large\r\n", "HTTP/1.0 413 Payload Too Large\r\n")
+        case 416: return ("HTTP/1.1 416 Range Not Satisfiable\r\n", "HTTP/1.0 416 Range Not Satisfiable\r\n")
+        case 500: return ("HTTP/1.1 500 Internal Server Error\r\n", "HTTP/1.0 500 Internal Server Error\r\n")
+        case 501: return ("HTTP/1.1 501 Not Implemented\r\n", "HTTP/1.0 501 Not Implemented\r\n")
+        case 502: return ("HTTP/1.1 502 Bad Gateway\r\n", "HTTP/1.0 502 Bad Gateway\r\n")
+        case 503: return ("HTTP/1.1 503 Service Unavailable\r\n", "HTTP/1.0 503 Service Unavailable\r\n")
+        case 504: return ("HTTP/1.1 504 Gateway Timeout\r\n", "HTTP/1.0 504 Gateway Timeout\r\n")
+        default: return nil
+        }
+    }
+}
+
+/// Trailer fields (or any field block) measured and copied the same way, with the blank line.
+struct SerialisedFields {
+    private let fields: HTTPHeaders
+    let byteCount: Int
+
+    init(_ fields: HTTPHeaders) {
+        self.fields = fields
+        byteCount = fields.reduce(2) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+    }
+
+    func write(into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: byteCount) { memory in
+            var out = RawBytesWriter(memory)
+            for (name, value) in fields {
+                out.write(name)
+                out.writeSeparator()
+                out.write(value)
+                out.writeLineEnd()
+            }
+            out.writeLineEnd()
+            return out.offset
+        }
+    }
+}
+
+/// Field names the framing looks at, compared without regard to case (RFC 9110 §5.1).
+private enum FieldName {
+    static func isContentLength(_ name: String) -> Bool { matches(name, "content-length") }
+    static func isTransferEncoding(_ name: String) -> Bool { matches(name, "transfer-encoding") }
+
+    @inline(__always)
+    private static func matches(_ name: String, _ lowercased: StaticString) -> Bool {
+        name.utf8.count == lowercased.utf8CodeUnitCount && sameLetters(name, lowercased)
+    }
+
+    private static func sameLetters(_ name: String, _ lowercased: StaticString) -> Bool {
+        var expected = lowercased.utf8Start
+        for byte in name.utf8 {
+            // ASCII letters differ from their lowercase by 0x20; the other bytes of these names
+            // ("-") are compared as they are.
+            let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            guard lowered == expected.pointee else { return false }
+            expected += 1
+        }
+        return true
+    }
+}
+
+/// Copies bytes into memory the caller made large enough (measured beforehand).
+private struct RawBytesWriter {
+    private let memory: UnsafeMutableRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ memory: UnsafeMutableRawBufferPointer) { self.memory = memory }
+
+    mutating func write(_ text: StaticString) {
+        let count = text.utf8CodeUnitCount
+        precondition(offset + count <= memory.count)
+        (memory.baseAddress! + offset).copyMemory(from: text.utf8Start, byteCount: count)
+        offset += count
+    }
+
+    mutating func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            precondition(offset + bytes.count <= memory.count)
+            if let source = bytes.baseAddress {
+                (memory.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
+            }
+            offset += bytes.count
+        }
+    }
+
+    mutating func writeSeparator() { write(": " as StaticString) }
+    mutating func writeLineEnd() { write("\r\n" as StaticString) }
+}

@@ -190,13 +190,20 @@ private struct RawBytesWriter {
     }
 
     mutating func write(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
+        // Native strings (all of them here) lend their UTF-8 storage without a copy of the string.
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
             precondition(offset + bytes.count <= memory.count)
             if let source = bytes.baseAddress {
                 (memory.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
             }
             offset += bytes.count
+        }
+        if copied == nil {
+            for byte in text.utf8 {
+                precondition(offset < memory.count)
+                memory[offset] = byte
+                offset += 1
+            }
         }
     }
 

@@ -4,13 +4,13 @@ import NIOHTTP1
 /// A response head measured for the wire: its byte count, its framing (NIO's rules, see
 /// ``ProxyResponseEncoder``), and a single copy of its bytes into a buffer that has room.
 ///
-/// Measuring first lets the encoder allocate once at the right size; writing goes through one
-/// `writeWithUnsafeMutableBytes` call, so each field costs two `memcpy`s instead of four checked
-/// `ByteBuffer` writes.
+/// Measuring first lets the encoder allocate once at the right size; the bytes are gathered in
+/// one array of that size (appending a native string's UTF-8 is a copy of its storage) and
+/// written into the buffer at once, instead of four checked `ByteBuffer` writes per field.
 struct SerialisedResponseHead {
     private let head: HTTPResponseHead
-    /// The status line up to its CRLF when it is one of the common ones.
-    private let statusLine: StaticString?
+    /// The status line up to its CRLF when it is one of the common ones (a literal: no allocation).
+    private let statusLine: String?
     /// The status line of any other status or version.
     private let otherStatusLine: String
     /// The head has `Content-Length` fields that go (the response cannot have a body).
@@ -24,7 +24,7 @@ struct SerialisedResponseHead {
     /// Bytes of the status line, the fields and the blank line.
     let byteCount: Int
 
-    private static let chunkedField: StaticString = "transfer-encoding: chunked\r\n"
+    private static let chunkedField = "transfer-encoding: chunked\r\n"
 
     /// - Parameter mayHaveBody: false for 1xx, 204 and 304 and for an answer to `CONNECT`.
     init(_ head: HTTPResponseHead, mayHaveBody: Bool) {
@@ -37,7 +37,7 @@ struct SerialisedResponseHead {
             otherStatusLine =
                 "HTTP/\(head.version.major).\(head.version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"
         }
-        var byteCount = statusLine?.utf8CodeUnitCount ?? otherStatusLine.utf8.count
+        var byteCount = statusLine?.utf8.count ?? otherStatusLine.utf8.count
         var contentLengthCount = 0
         var transferEncodingCount = 0
         var firstContentLength: String?
@@ -59,7 +59,7 @@ struct SerialisedResponseHead {
         isChunked = mayHaveBody && !hasContentLength && chunkingApplies
         if keepsContentLength { byteCount += contentLengthCount }
         if keepsTransferEncoding { byteCount += transferEncodingCount }
-        if isChunked { byteCount += Self.chunkedField.utf8CodeUnitCount }
+        if isChunked { byteCount += Self.chunkedField.utf8.count }
         self.byteCount = byteCount + 2 // the blank line
         // The write pass compares names only when a field is to go (rarely: a stored head has
         // neither field to drop).
@@ -70,21 +70,16 @@ struct SerialisedResponseHead {
 
     /// Appends the head's bytes (exactly ``byteCount``) to `buffer`.
     func write(into buffer: inout ByteBuffer) {
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: byteCount) { memory in
-            var out = RawBytesWriter(memory)
-            if let statusLine { out.write(statusLine) } else { out.write(otherStatusLine) }
-            for (name, value) in head.headers {
-                if dropsContentLength, FieldName.isContentLength(name) { continue }
-                if dropsTransferEncoding, FieldName.isTransferEncoding(name) { continue }
-                out.write(name)
-                out.writeSeparator()
-                out.write(value)
-                out.writeLineEnd()
-            }
-            if isChunked { out.write(Self.chunkedField) }
-            out.writeLineEnd()
-            return out.offset
+        var out = HeadBytes(capacity: byteCount)
+        if let statusLine { out.append(statusLine) } else { out.append(otherStatusLine) }
+        for (name, value) in head.headers {
+            if dropsContentLength, FieldName.isContentLength(name) { continue }
+            if dropsTransferEncoding, FieldName.isTransferEncoding(name) { continue }
+            out.appendField(name, value)
         }
+        if isChunked { out.append(Self.chunkedField) }
+        out.append("\r\n")
+        buffer.writeBytes(out.bytes)
     }
 
     /// A decimal number of at most 18 digits (no sign, no spaces), or nil.
@@ -101,7 +96,7 @@ struct SerialisedResponseHead {
 
     /// Status lines as constant bytes, for the statuses the proxy sends most (the reason
     /// phrases are NIO's, which the unit tests compare).
-    private static func commonStatusLine(_ code: UInt) -> (http11: StaticString, http10: StaticString)? {
+    private static func commonStatusLine(_ code: UInt) -> (http11: String, http10: String)? {
         switch code {
         case 100: return ("HTTP/1.1 100 Continue\r\n", "HTTP/1.0 100 Continue\r\n")
         case 200: return ("HTTP/1.1 200 OK\r\n", "HTTP/1.0 200 OK\r\n")
@@ -138,75 +133,43 @@ struct SerialisedFields {
     }
 
     func write(into buffer: inout ByteBuffer) {
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: byteCount) { memory in
-            var out = RawBytesWriter(memory)
-            for (name, value) in fields {
-                out.write(name)
-                out.writeSeparator()
-                out.write(value)
-                out.writeLineEnd()
-            }
-            out.writeLineEnd()
-            return out.offset
-        }
+        var out = HeadBytes(capacity: byteCount)
+        for (name, value) in fields { out.appendField(name, value) }
+        out.append("\r\n")
+        buffer.writeBytes(out.bytes)
     }
 }
 
 /// Field names the framing looks at, compared without regard to case (RFC 9110 §5.1).
 private enum FieldName {
-    static func isContentLength(_ name: String) -> Bool { matches(name, "content-length") }
-    static func isTransferEncoding(_ name: String) -> Bool { matches(name, "transfer-encoding") }
+    private static let contentLength = Array("content-length".utf8)
+    private static let transferEncoding = Array("transfer-encoding".utf8)
 
-    @inline(__always)
-    private static func matches(_ name: String, _ lowercased: StaticString) -> Bool {
-        name.utf8.count == lowercased.utf8CodeUnitCount && sameLetters(name, lowercased)
-    }
+    static func isContentLength(_ name: String) -> Bool { matches(name, contentLength) }
+    static func isTransferEncoding(_ name: String) -> Bool { matches(name, transferEncoding) }
 
-    private static func sameLetters(_ name: String, _ lowercased: StaticString) -> Bool {
-        var expected = lowercased.utf8Start
-        for byte in name.utf8 {
-            // ASCII letters differ from their lowercase by 0x20; the other bytes of these names
-            // ("-") are compared as they are.
-            let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            guard lowered == expected.pointee else { return false }
-            expected += 1
+    private static func matches(_ name: String, _ lowercased: [UInt8]) -> Bool {
+        guard name.utf8.count == lowercased.count else { return false }
+        // ASCII letters differ from their lowercase by 0x20; the other bytes of these names ("-")
+        // are compared as they are.
+        return zip(name.utf8, lowercased).allSatisfy { byte, expected in
+            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
         }
-        return true
     }
 }
 
-/// Copies bytes into memory the caller made large enough (measured beforehand).
-private struct RawBytesWriter {
-    private let memory: UnsafeMutableRawBufferPointer
-    private(set) var offset = 0
+/// The bytes of a head gathered at their measured size, then written into a buffer in one call.
+private struct HeadBytes {
+    private(set) var bytes: [UInt8] = []
 
-    init(_ memory: UnsafeMutableRawBufferPointer) { self.memory = memory }
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
-    mutating func write(_ text: StaticString) {
-        let count = text.utf8CodeUnitCount
-        precondition(offset + count <= memory.count)
-        (memory.baseAddress! + offset).copyMemory(from: text.utf8Start, byteCount: count)
-        offset += count
+    mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func appendField(_ name: String, _ value: String) {
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: ": ".utf8)
+        bytes.append(contentsOf: value.utf8)
+        bytes.append(contentsOf: "\r\n".utf8)
     }
-
-    mutating func write(_ text: String) {
-        // Native strings (all of them here) lend their UTF-8 storage without a copy of the string.
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
-            precondition(offset + bytes.count <= memory.count)
-            if let source = bytes.baseAddress {
-                (memory.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
-            }
-            offset += bytes.count
-        }
-        if copied == nil {
-            for byte in text.utf8 {
-                precondition(offset < memory.count)
-                memory[offset] = byte
-                offset += 1
-            }
-        }
-    }
-
-    mutating func writeSeparator() { write(": " as StaticString) }
-    mutating func writeLineEnd() { write("\r\n" as StaticString) }
 }

@@ -36,8 +36,7 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
             bytes[..<colon].allSatisfy({ Self.isSchemeByte($0) }), Self.isAlpha(bytes[0])
         else { throw .missingScheme }
-        let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
-        guard let defaultPort = Self.defaultPort(scheme) else { throw .unsupportedScheme }
+        guard let (scheme, defaultPort) = Self.knownScheme(bytes[..<colon]) else { throw .unsupportedScheme }
 
         // RFC 3986 §3.2: "//" authority.
         var index = colon + 1
@@ -50,7 +49,9 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
         {
             index += 1
         }
-        let authority = Array(bytes[authorityStart..<index])
+        // Slices, not copies, from here on: every lookup of a URL not seen before keys it, and
+        // each array or string made on the way was an allocation (Benchmarks/RESULTS.md).
+        let authority = bytes[authorityStart..<index]
         // RFC 9110 §4.2.4: userinfo is deprecated and a confusion vector; never keyed.
         guard !authority.contains(UInt8(ascii: "@")) else { throw .userinfoNotAllowed }
         let (host, portText) = try Self.splitHostPort(authority)
@@ -79,10 +80,9 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
             guard allowed else { throw .invalidCharacter(offset: position) }
             position += 1
         }
-        var rest = String(decoding: bytes[index..<end], as: UTF8.self)
+        let rest = String(decoding: bytes[index..<end], as: UTF8.self)
         // RFC 9110 §4.2.3: an empty path is equivalent to "/".
-        if rest.isEmpty || rest.hasPrefix("?") { rest = "/" + rest }
-        self.pathAndQuery = rest
+        self.pathAndQuery = index == end || bytes[index] == UInt8(ascii: "?") ? "/" + rest : rest
     }
 
     /// The normalised URL text, e.g. `https://example.com/a?b`.
@@ -95,25 +95,32 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: - Pieces
 
-    private static func splitHostPort(_ authority: [UInt8]) throws(CacheKeyError) -> (String, [UInt8]?) {
-        guard !authority.isEmpty else { throw .missingHost }
-        var hostBytes: [UInt8]
-        var portBytes: [UInt8]?
-        if authority[0] == UInt8(ascii: "[") {
+    private static func splitHostPort(_ authority: ArraySlice<UInt8>) throws(CacheKeyError) -> (
+        String, ArraySlice<UInt8>?
+    ) {
+        guard let first = authority.first else { throw .missingHost }
+        var hostBytes: ArraySlice<UInt8>
+        var portBytes: ArraySlice<UInt8>?
+        if first == UInt8(ascii: "[") {
             // RFC 3986 §3.2.2 IP-literal: hex digits, ':' and '.' inside brackets.
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")), close > 1 else { throw .invalidHost }
-            hostBytes = Array(authority[...close])
-            guard authority[1..<close].allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")), close > authority.startIndex + 1 else {
+                throw .invalidHost
+            }
+            hostBytes = authority[...close]
+            guard
+                authority[(authority.startIndex + 1)..<close].allSatisfy({
+                    isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+                })
             else { throw .invalidHost }
             let after = authority[(close + 1)...]
             if !after.isEmpty {
                 guard after.first == UInt8(ascii: ":") else { throw .invalidHost }
-                portBytes = Array(after.dropFirst())
+                portBytes = after.dropFirst()
             }
         } else {
             if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
-                hostBytes = Array(authority[..<colon])
-                portBytes = Array(authority[(colon + 1)...])
+                hostBytes = authority[..<colon]
+                portBytes = authority[(colon + 1)...]
             } else {
                 hostBytes = authority
             }
@@ -126,11 +133,15 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
             guard hostChars else { throw .invalidHost }
         }
         guard hostBytes.count <= maximumHostBytes else { throw .hostTooLong(bytes: hostBytes.count) }
-        hostBytes = hostBytes.map { isAlpha($0) ? $0 | 0x20 : $0 }
-        return (String(decoding: hostBytes, as: UTF8.self), portBytes)
+        let isUpper = { (byte: UInt8) in byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+        let host =
+            hostBytes.contains(where: isUpper)
+            ? String(decoding: hostBytes.map { isUpper($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+            : String(decoding: hostBytes, as: UTF8.self)
+        return (host, portBytes)
     }
 
-    private static func port(_ text: [UInt8]?, defaultPort: Int) throws(CacheKeyError) -> Int? {
+    private static func port(_ text: ArraySlice<UInt8>?, defaultPort: Int) throws(CacheKeyError) -> Int? {
         // RFC 3986 §6.2.3: an empty port is the default port.
         guard let text, !text.isEmpty else { return nil }
         guard text.count <= 10, text.allSatisfy(isDigit) else { throw .invalidPort }
@@ -139,14 +150,14 @@ public struct NormalizedURL: Sendable, Hashable, CustomStringConvertible {
         return value == defaultPort ? nil : value
     }
 
-    /// Default ports elided from keys (RFC 9110 §4.2.1 http → 80, §4.2.2 https → 443); nil for
-    /// any other scheme.
-    private static func defaultPort(_ scheme: String) -> Int? {
-        switch scheme {
-        case "https": 443
-        case "http": 80
-        default: nil
-        }
+    /// The scheme lowercased and its default port elided from keys (RFC 9110 §4.2.1 http → 80,
+    /// §4.2.2 https → 443), for `http` and `https` in any case; nil for any other scheme. The
+    /// names are literals: no string is made per key.
+    private static func knownScheme(_ name: ArraySlice<UInt8>) -> (String, Int)? {
+        let lowered = name.lazy.map { isAlpha($0) ? $0 | 0x20 : $0 }
+        if lowered.elementsEqual("https".utf8) { return ("https", 443) }
+        if lowered.elementsEqual("http".utf8) { return ("http", 80) }
+        return nil
     }
 
     /// Characters RFC 3986 allows in a path or query besides `%` escapes: unreserved (§2.3),

@@ -101,8 +101,8 @@ extension CacheMaintainer {
     /// store-time index, no scan); `--tag`, `--url` and `--prefix` (without `--since`) go through
     /// the index's postings and keys (`--prefix` in a directory that keeps its URL order,
     /// ``setURLOrder(kept:)``). Other selections, dry runs of a prefix, and a prefix while the
-    /// directory keeps no complete URL order walk the records, then remove each matching (key, variant) exactly; a variant stored after
-    /// the walk is left alone.
+    /// directory keeps no complete URL order walk the records, then remove each matching
+    /// (key, variant) exactly; a variant stored after the walk is left alone.
     /// - Throws: ``MaintenanceError/invalidArgument(_:)``, `CacheError`.
     package func purge(_ selection: PurgeSelection, dryRun: Bool = false) throws -> PurgeReport {
         let selection = try selection.validated()

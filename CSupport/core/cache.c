@@ -677,8 +677,7 @@ static int create_layout(suc_cache *c, const char *path, int create, suc_error *
 }
 
 /* How many fan-out directories exist now: the estimated disk usage counts their blocks. */
-static int count_fanout_dirs(suc_cache *c, suc_error *err) {
-    (void)err;
+static void count_fanout_dirs(suc_cache *c) {
     uint32_t n = 0;
     for (int i = 0; i < 256; i++) {
         char sub[3];
@@ -687,7 +686,6 @@ static int count_fanout_dirs(suc_cache *c, suc_error *err) {
         if (fstatat(c->bodiesfd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) n++;
     }
     atomic_store(&c->fanout_dirs, n);
-    return SUC_OK;
 }
 
 /* Opens the current generation; a rewrite may switch it between reading and opening. An index
@@ -805,12 +803,12 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
         if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto opened;
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
-        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = count_fanout_dirs(c, err)) ||
-        (rc = suc_gen_map(c, err)) ||
+        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
         (rc = suc_unsynced_recover(c, &locked, err)) ||
         (rc = open_current(c, o.create || c->discarded_unsynced_index, path, err)) ||
         (rc = suc_unsynced_open(c, err)))
         goto opened;
+    count_fanout_dirs(c);
     *out = c;
 
 opened:

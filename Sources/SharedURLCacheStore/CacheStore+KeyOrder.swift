@@ -28,9 +28,7 @@ extension CacheStore {
             }
         }
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
-        return TagPurgeReport(
-            removedEntries: Int(report.removed), invalidatedEntries: Int(report.invalidated),
-            recordsRead: Int(report.records_read), stalePostings: Int(report.stale_postings))
+        return TagPurgeReport(report)
     }
 
     /// Starts (`true`: builds them by one walk of the index, in one transaction) or stops

@@ -10,6 +10,14 @@ public struct TagPurgeReport: Sendable, Hashable, Codable {
     public var recordsRead: Int
     /// Postings whose entries were gone (or, for a tag, no longer carried it), dropped on the way.
     public var stalePostings: Int
+
+    /// What a posting purge of the core (`suc_purge_tag`, `suc_purge_url_prefix`) reported.
+    init(_ report: suc_purge_report) {
+        removedEntries = Int(report.removed)
+        invalidatedEntries = Int(report.invalidated)
+        recordsRead = Int(report.records_read)
+        stalePostings = Int(report.stale_postings)
+    }
 }
 
 extension CacheStore {
@@ -42,9 +50,7 @@ extension CacheStore {
             }
         }
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
-        return TagPurgeReport(
-            removedEntries: Int(report.removed), invalidatedEntries: Int(report.invalidated),
-            recordsRead: Int(report.records_read), stalePostings: Int(report.stale_postings))
+        return TagPurgeReport(report)
     }
 
     /// Marks one variant, or every variant of `key` when `variant` is `nil`, stale (a soft

@@ -71,7 +71,9 @@ struct MultiProcessTests {
             // Given: a writer that acknowledges each store, and a reader that checks every hit.
             let writer = try WorkerProcess(["writer", dir, String(seed &+ UInt64(round)), String(round), "200"])
             let reader = try WorkerProcess(["reader", dir, "0.4", "200"])
-            // When: one of them is killed at a random moment.
+            // When: one of them is killed at a random moment after the writer's first store (a
+            // process start slowed by a sanitizer or a loaded machine must not eat the round).
+            #expect(writer.waitForLine { $0.hasPrefix("ACK ") }, "round \(round): the writer stored")
             usleep(UInt32(20_000 + rng.next() % 180_000))
             let victimIsReader = rng.next() % 4 == 0
             if victimIsReader { reader.kill9() }
@@ -92,7 +94,7 @@ struct MultiProcessTests {
             if verify.status != 0 { break }
         }
         print("killLoop: \(rounds) rounds, \(acknowledged) acknowledged stores verified")
-        #expect(acknowledged > rounds, "the writers made progress")
+        #expect(acknowledged >= rounds, "the writers made progress")
         // Stale reader slots of killed readers do not stop new opens or lookups.
         let store = try CacheStore(directory: dir)
         _ = try store.record(for: Array("x".utf8))

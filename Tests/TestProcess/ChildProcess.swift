@@ -155,9 +155,16 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Reads stdout until a line equal to `marker` (false at end of file).
     public func waitForLine(_ marker: String) -> Bool {
+        waitForLine { $0 == marker }
+    }
+
+    /// Reads stdout until a whole line (one ended by a newline) satisfies `matches` (false at end
+    /// of file). What was read stays in the output `finish` returns.
+    public func waitForLine(where matches: (Substring) -> Bool) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            if buffered.split(separator: "\n").contains(where: { $0 == marker }) { return true }
+            let wholeLines = buffered.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            if wholeLines.contains(where: matches) { return true }
             let n = read(output, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }

@@ -216,6 +216,9 @@ int suc_key_order_drop(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_L
 /* Drops every key-order posting and writes them again from the records, when the directory
  * keeps them (verify --fix). */
 int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* Postings missing for stored keys plus postings naming no stored key, when the directory keeps a
+ * complete URL order (0 otherwise); read transactions of a bounded number of entries each. */
+int suc_key_order_check(suc_cache *c, uint64_t *mismatches, suc_error *err);
 /* Adds `delta` to the entries count the key-order postings were kept for (suc_meta_add_counters). */
 int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err);
 

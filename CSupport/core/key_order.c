@@ -74,6 +74,26 @@ static size_t posting_make(const uint8_t *key, size_t len, const uint8_t key_has
     return SUC_POSTING_MAX;
 }
 
+/* The index's key hash of the key a posting names (0 when the posting is malformed): the
+ * hash at the end of a cut posting, or SHA-256 of the whole key rebuilt with its URL's length. */
+static int posting_key_hash(const uint8_t *posting, size_t len, uint8_t hash[SUC_KEY_HASH_LEN]) {
+    if (len == SUC_POSTING_MAX) {
+        memcpy(hash, posting + 2 + ORDER_CUT, ORDER_HASH_LEN);
+        return 1;
+    }
+    if (len < 2 || len > SUC_POSTING_MAX) return 0;
+    uint8_t key[SUC_POSTING_MAX + 4];
+    const uint8_t *o = posting + 2;
+    size_t olen = len - 2, at = 2;
+    for (int field = 0; field < 2 && at + 4 <= olen; field++) at += 4 + get_be32(o + at);
+    if (at > olen) return 0;
+    memcpy(key, o, at);
+    put_be32(key + at, (uint32_t)(olen - at));
+    memcpy(key + at + 4, o + at, olen - at);
+    suc_sha256(key, olen + 4, hash);
+    return 1;
+}
+
 static int variants_left(suc_cache *c, MDB_txn *txn, const uint8_t key_hash[SUC_KEY_HASH_LEN], int *out,
                          suc_error *err) {
     MDB_cursor *cur;
@@ -216,22 +236,11 @@ static int key_under(const prefix_purge *p, const suc_record *r) {
 static int prefix_resolve(void *vctx, suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len,
                           suc_ikey_list *targets, int *stale, uint64_t *records_read, suc_error *err) {
     prefix_purge *p = vctx;
+    /* A whole posting sorts by its whole key: one outside the prefix names no target. */
+    if (len < SUC_POSTING_MAX && (len - 2 < p->ordered_len || memcmp(posting + 2, p->ordered, p->ordered_len) != 0))
+        return SUC_OK;
     uint8_t hash[SUC_KEY_HASH_LEN];
-    if (len == SUC_POSTING_MAX) {
-        memcpy(hash, posting + 2 + ORDER_CUT, ORDER_HASH_LEN);
-    } else {
-        /* A whole key: rebuild it (its URL's length back in) and hash it as the index does. */
-        if (len - 2 < p->ordered_len || memcmp(posting + 2, p->ordered, p->ordered_len) != 0) return SUC_OK;
-        uint8_t key[SUC_POSTING_MAX + 4];
-        const uint8_t *o = posting + 2;
-        size_t olen = len - 2, at = 2;
-        for (int field = 0; field < 2 && at + 4 <= olen; field++) at += 4 + get_be32(o + at);
-        if (at > olen) return SUC_OK;
-        memcpy(key, o, at);
-        put_be32(key + at, (uint32_t)(olen - at));
-        memcpy(key + at + 4, o + at, olen - at);
-        suc_sha256(key, olen + 4, hash);
-    }
+    if (!posting_key_hash(posting, len, hash)) return SUC_OK;
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_main, &cur), rc = SUC_OK, found = 0;
     if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
@@ -298,5 +307,124 @@ int suc_key_order_state(suc_cache *c, int *out_kept, int *out_complete, suc_erro
         *out_complete = counted == entries;
     }
     suc_rtxn_end(c, txn);
+    return SUC_OK;
+}
+
+/* ---- verification ------------------------------------------------------------------- */
+
+#define CHECK_BATCH 1000
+
+/* Records → postings: the records of this release with a URL-layout key whose posting is
+ * missing, CHECK_BATCH records per read transaction (a store writes both in one commit, so
+ * each batch sees them consistent). */
+static int count_missing_postings(suc_cache *c, uint64_t *missing, suc_error *err) {
+    uint8_t last[SUC_IKEY_LEN];
+    int have_last = 0, rc = SUC_OK;
+    for (size_t seen = CHECK_BATCH; !rc && seen == CHECK_BATCH;) {
+        MDB_txn *txn;
+        if ((rc = suc_rtxn_begin(c, &txn, err))) break;
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+        if (mrc) {
+            suc_rtxn_end(c, txn);
+            return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
+        }
+        MDB_val k = {SUC_IKEY_LEN, last}, v;
+        mrc = have_last ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+        if (mrc == 0 && have_last && k.mv_size == SUC_IKEY_LEN && !memcmp(k.mv_data, last, SUC_IKEY_LEN))
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        for (seen = 0; mrc == 0 && seen < CHECK_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
+            if (k.mv_size != SUC_IKEY_LEN) continue;
+            memcpy(last, k.mv_data, SUC_IKEY_LEN);
+            have_last = 1;
+            suc_record r;
+            uint8_t posting[SUC_POSTING_MAX];
+            if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) continue; /* verify counts those */
+            size_t n = posting_make(r.key, r.key_len, k.mv_data, posting);
+            MDB_val pk = {n, posting}, pv;
+            if (n && mdb_get(txn, c->dbi_meta, &pk, &pv) == MDB_NOTFOUND) ++*missing;
+        }
+        if (mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(main)", mrc);
+        mdb_cursor_close(cur);
+        suc_rtxn_end(c, txn);
+    }
+    return rc;
+}
+
+/* Whether some record of this release carries the posting `posting` (a stale posting names a
+ * key no longer stored, or a key whose record would make another posting). */
+static int posting_is_live(suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, int *live,
+                           suc_error *err) {
+    *live = 0;
+    uint8_t hash[SUC_KEY_HASH_LEN];
+    if (!posting_key_hash(posting, len, hash)) return SUC_OK;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
+    MDB_val k = {SUC_KEY_HASH_LEN, hash}, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && !*live;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN || memcmp(k.mv_data, hash, SUC_KEY_HASH_LEN) != 0) break;
+        suc_record r;
+        uint8_t made[SUC_POSTING_MAX];
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) {
+            *live = 1; /* another release's record of the key: the key is stored */
+            continue;
+        }
+        size_t n = posting_make(r.key, r.key_len, k.mv_data, made);
+        *live = n == len && memcmp(made, posting, len) == 0;
+    }
+    mdb_cursor_close(cur);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_get(main)", mrc) : SUC_OK;
+}
+
+/* Postings → records: postings that name no stored key, CHECK_BATCH per read transaction. */
+static int count_stale_postings(suc_cache *c, uint64_t *stale, suc_error *err) {
+    uint8_t last[SUC_POSTING_MAX];
+    size_t last_len = 0;
+    int rc = SUC_OK;
+    for (size_t seen = CHECK_BATCH; !rc && seen == CHECK_BATCH;) {
+        MDB_txn *txn;
+        if ((rc = suc_rtxn_begin(c, &txn, err))) break;
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
+        if (mrc) {
+            suc_rtxn_end(c, txn);
+            return suc_fail_mdb(err, "mdb_cursor_open(meta)", mrc);
+        }
+        MDB_val k = last_len ? (MDB_val){last_len, last} : (MDB_val){2, (void *)posting_kind}, v;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (mrc == 0 && last_len && k.mv_size == last_len && !memcmp(k.mv_data, last, last_len))
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        for (seen = 0; !rc && mrc == 0 && seen < CHECK_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
+            if (k.mv_size < 2 || k.mv_size > SUC_POSTING_MAX || memcmp(k.mv_data, posting_kind, 2) != 0) {
+                mrc = MDB_NOTFOUND; /* past the postings */
+                seen = 0;
+                break;
+            }
+            memcpy(last, k.mv_data, k.mv_size);
+            last_len = k.mv_size;
+            int live = 0;
+            rc = posting_is_live(c, txn, k.mv_data, k.mv_size, &live, err);
+            if (!rc && !live) ++*stale;
+        }
+        if (!rc && mrc && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(meta)", mrc);
+        mdb_cursor_close(cur);
+        suc_rtxn_end(c, txn);
+    }
+    return rc;
+}
+
+int suc_key_order_check(suc_cache *c, uint64_t *mismatches, suc_error *err) {
+    *mismatches = 0;
+    int kept_before = 0, complete_before = 0, kept_after = 0, complete_after = 0;
+    int rc = suc_key_order_state(c, &kept_before, &complete_before, err);
+    if (rc || !kept_before || !complete_before) return rc; /* incomplete: purges walk, nothing to trust */
+    uint64_t found = 0;
+    if ((rc = count_missing_postings(c, &found, err)) || (rc = count_stale_postings(c, &found, err))) return rc;
+    /* An earlier release that stored meanwhile leaves records without postings: the URL order
+     * is then incomplete (purges walk), not damaged. */
+    if ((rc = suc_key_order_state(c, &kept_after, &complete_after, err))) return rc;
+    if (kept_after && complete_after) *mismatches = found;
     return SUC_OK;
 }

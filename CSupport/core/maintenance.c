@@ -644,6 +644,11 @@ static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     return rc ? rc : suc_key_order_rebuild(c, txn, err);
 }
 
+static int key_order_rebuild_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    (void)vctx;
+    return suc_key_order_rebuild(c, txn, err);
+}
+
 typedef struct stray_ctx {
     MDB_dbi dbi;
     uint8_t (*keys)[SUC_TKEY_LEN];
@@ -784,6 +789,14 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
     if (!rc) rc = check_time_index(c, c->dbi_by_use, 1, fix, &strays, err);
     out->stray_index_keys = strays;
     if (fix) out->repaired += strays;
+    /* Key-order postings ↔ records: a posting missing makes a prefix purge miss its entry.
+     * Fix writes them again from the records (with the counters below, or here when those are
+     * not recounted). */
+    if (!rc) rc = suc_key_order_check(c, &out->key_order_mismatches, err);
+    if (!rc && fix && out->key_order_mismatches) {
+        out->repaired += out->key_order_mismatches;
+        if (out->other_format_entries) rc = suc_write_txn(c, key_order_rebuild_apply, NULL, NULL, err);
+    }
     /* Bodies → index: orphans (any age counts; fix removes those past a 10-minute grace). */
     if (!rc) {
         sweep_result s = {0};

@@ -99,10 +99,14 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     /// Every partition's counters equal the sums over its records. A process of an earlier
     /// release, which keeps no partition counters, leaves them behind; `fix` counts them again.
     public var partitionCountersMatch: Bool = true
+    /// With a complete URL order kept (`urlcache url-order --on`): postings missing for stored
+    /// keys plus postings naming no stored key. A missing one would let a purge by URL prefix
+    /// leave its entry; `fix` writes them again from the records.
+    public var urlOrderMismatches: Int = 0
 
     /// Damage that `fix` repairs (orphans and temp files of running stores are not damage).
     public var isDamaged: Bool {
-        unreadableRecords + missingBodies + damagedBodies + strayIndexKeys > 0 || !countersMatch
+        unreadableRecords + missingBodies + damagedBodies + strayIndexKeys + urlOrderMismatches > 0 || !countersMatch
             || !partitionCountersMatch
     }
 }
@@ -215,6 +219,7 @@ extension CacheStore {
             countersMatch: report.counters_match != 0, rebuiltEntries: Int(report.rebuilt),
             inlineEntries: Int(report.inline_entries), leftoverBytes: Int(report.leftover_bytes),
             otherFormatEntries: Int(report.other_format_entries),
-            partitionCountersMatch: report.partition_counters_match != 0)
+            partitionCountersMatch: report.partition_counters_match != 0,
+            urlOrderMismatches: Int(report.key_order_mismatches))
     }
 }

@@ -239,9 +239,13 @@ struct CompactionTests {
         options.run.dryRun = false
         let done = try maintainer.compact(options)
         // The dry run plans from the model of the rewritten index; the real run measures after
-        // it and may take a few more when the model was short.
-        #expect(planned.result.evictedEntries > 0 && done.result.evictedEntries >= planned.result.evictedEntries)
-        #expect(done.result.evictedEntries <= planned.result.evictedEntries + 30)
+        // it, so the two may differ by the entries of an index page or so either way (seen: 203
+        // planned, 202 taken, du then under the low water mark).
+        #expect(planned.result.evictedEntries > 0)
+        #expect(
+            abs(done.result.evictedEntries - planned.result.evictedEntries) <= 30, "planned \(planned) done \(done)")
+        #expect(
+            done.result.diskBytesAfter <= (done.plan.lowWaterBytes ?? 0), "the real run reached the low water: \(done)")
     }
 
     @Test("--max-age evicts entries unused for that long, whatever the size")

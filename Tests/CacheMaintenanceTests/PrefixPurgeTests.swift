@@ -122,6 +122,66 @@ struct PrefixPurgeTests {
         #expect(try store.keyOrderState() == (kept: true, complete: true))
     }
 
+    /// `verify` checks the postings against the records both ways: a posting lost would let a
+    /// prefix purge leave its entry in place, a stale one names nothing. The damage is made with
+    /// LMDB's own tools on a closed directory, as a bug or a bad copy would leave it.
+    @Test("verify finds a posting missing and a stale one; --fix writes them again and the purge finds every entry")
+    func verifyChecksPostings() throws {
+        try #require(try ChildProcess.shell("command -v mdb_dump && command -v mdb_load").status == 0)
+        let dir = TestDirectory()
+        let index = dir.cache + "/index.lmdb"
+        let lost = "https://example.com/v/3"
+        do {
+            let store = try CacheStore(directory: dir.cache)
+            try store.setKeyOrder(kept: true)
+            for i in 0..<10 { try store.store(try descriptor("https://example.com/v/\(i)"), body: [UInt8(i)]) }
+            #expect(try store.verify().urlOrderMismatches == 0)
+        }
+        // Given: the posting of one stored key dropped (the whole index dumped and loaded again
+        // without it), and a posting added for a key never stored.
+        let dump = try ChildProcess.shell("mdb_dump -n -a '\(index)'")
+        try #require(dump.status == 0, "\(dump.err)")
+        var lines = dump.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lostPosting = " " + hex(try posting(lost))
+        let at = try #require(lines.firstIndex(of: lostPosting), "the posting of \(lost) is in the dump")
+        lines.removeSubrange(at...(at + 1))
+        try lines.joined(separator: "\n").write(toFile: dir.root + "/index.dump", atomically: true, encoding: .utf8)
+        let reload = try ChildProcess.shell(
+            "mdb_load -n -f '\(dir.root)/index.dump' '\(dir.root)/new.lmdb' && mv '\(dir.root)/new.lmdb' '\(index)'")
+        try #require(reload.status == 0, "\(reload.err)")
+        let ghost = [
+            "VERSION=3", "format=bytevalue", "type=btree", "HEADER=END",
+            " " + hex(try posting("https://example.com/v/ghost")), " ", "DATA=END", "",
+        ]
+        try ghost.joined(separator: "\n").write(toFile: dir.root + "/ghost.dump", atomically: true, encoding: .utf8)
+        let add = try ChildProcess.shell("mdb_load -n -s meta -f '\(dir.root)/ghost.dump' '\(index)'")
+        try #require(add.status == 0, "\(add.err)")
+        // Then: verify reports both, --fix repairs them, and a prefix purge finds the entry
+        // whose posting was lost.
+        let store = try CacheStore(directory: dir.cache)
+        let found = try store.verify()
+        #expect(found.urlOrderMismatches == 2 && found.isDamaged, "\(found)")
+        let fixed = try store.verify(fix: true)
+        #expect(fixed.repaired >= 2, "\(fixed)")
+        let after = try store.verify()
+        #expect(after.urlOrderMismatches == 0 && !after.isDamaged, "\(after)")
+        let purge = try CacheMaintainer(store: store).purge(PurgeSelection(urlPrefix: lost))
+        #expect(purge.method == "key-order-index" && purge.removedEntries == 1 && purge.recordsRead == 1, "\(purge)")
+        #expect(try store.record(for: try key(lost), variant: [], includeBody: false, countAsUse: false) == nil)
+    }
+
+    /// A key's posting as docs/Formats.md lays it out: 0x00 'O', then the key without its URL's
+    /// length field (keys here are far below the cut).
+    func posting(_ url: String) throws -> [UInt8] {
+        let key = try key(url)
+        let urlLengthAt = key.count - url.utf8.count - 4
+        return [0, UInt8(ascii: "O")] + key[..<urlLengthAt] + key[(urlLengthAt + 4)...]
+    }
+
+    func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
     @Test("without the URL order kept (the default, or after --off) a prefix purge walks, and removes the same entries")
     func notKept() throws {
         let dir = TestDirectory()

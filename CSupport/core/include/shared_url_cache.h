@@ -646,6 +646,8 @@ typedef struct suc_verify_report {
                                   neither damage nor purged (docs/Formats.md) */
     int partition_counters_match; /* every partition's counters equal the sums over its records
                                   (an earlier release sharing the directory does not keep them) */
+    uint64_t key_order_mismatches; /* with a complete URL order (suc_key_order_set): postings
+                                  missing for stored keys plus postings naming no stored key */
 } suc_verify_report;
 
 #define SUC_VERIFY_FIX 0x1u      /* purge damaged entries, remove orphans, recompute counters */

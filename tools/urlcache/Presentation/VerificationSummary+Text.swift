@@ -16,6 +16,7 @@ extension VerificationSummary: TextReport {
                     "partition counters match",
                     report.partitionCountersMatch ? "yes" : "no (an earlier release changed entries; --fix counts them)"
                 ),
+                ("url-order mismatches", "\(report.urlOrderMismatches)"),
                 ("orphan files", "\(report.orphanFiles)"),
                 ("temp files", "\(report.tempFiles)"),
                 ("leftover bytes", TextFormat.bytes(report.leftoverBytes)),

@@ -235,7 +235,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let ready = chunks
             let complete = finished
-            let write = {
+            let write: @Sendable () -> Void = {
                 bound.value.handler.write(
                     answer, chunks: ready, finished: complete, for: head, started: started,
                     context: bound.value.context)

@@ -676,14 +676,30 @@ static int create_layout(suc_cache *c, const char *path, int create, suc_error *
     return suc_gen_create(c->rootfd, 0, err);
 }
 
-/* How many fan-out directories exist now: the estimated disk usage counts their blocks. */
+static int is_fanout_name(const char *name) {
+    static const char hex[] = "0123456789abcdef";
+    return name[0] && strchr(hex, name[0]) && name[1] && strchr(hex, name[1]) && !name[2];
+}
+
+/* How many fan-out directories exist now: the estimated disk usage counts their blocks. One
+ * read of `bodies/` (a few getdents calls) rather than a stat per possible name, so an open
+ * of a short-lived process stays cheap. Only an estimate: if it cannot be read, 0. */
 static void count_fanout_dirs(suc_cache *c) {
     uint32_t n = 0;
-    for (int i = 0; i < 256; i++) {
-        char sub[3];
-        snprintf(sub, sizeof sub, "%02x", i);
-        struct stat st;
-        if (fstatat(c->bodiesfd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) n++;
+    int fd = dup(c->bodiesfd);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir && fd >= 0) close(fd);
+    if (dir) {
+        rewinddir(dir); /* the duplicate shares the original's offset */
+        for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+            if (!is_fanout_name(e->d_name)) continue;
+            struct stat st;
+            if (e->d_type == DT_DIR ||
+                (e->d_type == DT_UNKNOWN && fstatat(c->bodiesfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISDIR(st.st_mode)))
+                n++;
+        }
+        closedir(dir);
     }
     atomic_store(&c->fanout_dirs, n);
 }

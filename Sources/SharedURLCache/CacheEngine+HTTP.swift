@@ -15,6 +15,8 @@ struct HTTPCacheHit: Sendable {
     var userInfo: [UInt8]
     /// Served by the memory tier (for the counters of a lookup whose counting was deferred).
     var fromMemory = false
+    /// The memory-tier item the response is (when the tier holds it now and its body is in memory).
+    var memoryItem: MemoryItemSlot? = nil
 
     var stored: StoredResponse { parsed.stored }
 }
@@ -56,7 +58,10 @@ extension CacheEngine {
             }
         }
         return HTTPCacheHit(
-            parsed: parsed, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory)
+            parsed: parsed, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory,
+            memoryItem: found.stamp.map {
+                MemoryItemSlot(engine: self, memoryKey: found.memoryKey, stamp: $0, rendition: found.rendition)
+            })
     }
 
     /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.

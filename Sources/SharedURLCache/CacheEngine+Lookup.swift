@@ -49,6 +49,8 @@ struct FoundEntry: Sendable {
     var built: BuiltResponse?
     /// The exchange already parsed for that memory item.
     var exchange: ParsedExchange? = nil
+    /// What a layer above kept with that memory item.
+    var rendition: (any MemoryItemRendition)? = nil
 
     var body: HitBody { storedBody.map(HitBody.stored) ?? .data(entry.body) }
 }
@@ -139,7 +141,7 @@ extension CacheEngine {
         }
         return FoundEntry(
             entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
-            built: item.response, exchange: item.exchange)
+            built: item.response, exchange: item.exchange, rendition: item.rendition)
     }
 
     /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read

@@ -15,6 +15,32 @@ extension HTTPCachingFlow {
     /// on the calling thread. For callers on an event loop (the proxy), whose hits then skip a
     /// hop to the cooperative pool and back.
     public func storedResponse(for request: HTTPRequest) -> CachedHTTPResponse? {
+        guard let (hit, age, status) = immediateHit(for: request) else { return nil }
+        return Self.cachedResponse(serve(hit, for: request, age: age, status: status))
+    }
+
+    /// ``storedResponse(for:)``, with the commonest answer told apart: a memory-tier item sent as
+    /// it is stored (its status, its fields with `Age`, its whole body or none for a HEAD), which
+    /// a renderer may answer from what it kept with the item (``MemoryItemRendition``). Every
+    /// other answer (a 304, a range, compressed passthrough, a body read from the store) comes as
+    /// ``storedResponse(for:)`` gives it. The decisions are the same; only the form differs.
+    package func storedAnswer(for request: HTTPRequest) -> StoredAnswer? {
+        guard let (hit, age, status) = immediateHit(for: request) else { return nil }
+        if let slot = hit.memoryItem, case .data(let body) = hit.body,
+            case .asStored = answerForm(of: hit, content: hit.body.cachedBody, for: request)
+        {
+            return .memoryItem(
+                MemoryItemAnswer(
+                    status: hit.stored.status, storedFields: hit.stored.headerFields, body: body, age: age,
+                    isHead: request.method == .head, cacheStatus: status,
+                    cacheStatusMember: cacheStatusMember(of: hit, forwarded: nil), slot: slot))
+        }
+        return .response(Self.cachedResponse(serve(hit, for: request, age: age, status: status)))
+    }
+
+    /// The lookup both answers share: a stored response with its body in memory that may be served
+    /// now, its `Age` and how it is served (counted as a hit), or nil (nothing counted).
+    private func immediateHit(for request: HTTPRequest) -> (HTTPCacheHit, age: Int, status: CacheStatus)? {
         guard request.method == .get || request.method == .head, let url = request.absoluteURLString,
             let hit = engine.httpLookup(
                 url: url, requestFields: request.headerFields, policy: configuration.policy,
@@ -31,9 +57,12 @@ extension HTTPCachingFlow {
         default: return nil
         }
         engine.countHit(fromMemory: hit.fromMemory)
-        let answer = serve(hit, for: request, age: age, status: status)
-        return CachedHTTPResponse(
-            response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: status,
+        return (hit, age, status)
+    }
+
+    private static func cachedResponse(_ answer: CachedHTTPStreamingResponse) -> CachedHTTPResponse {
+        CachedHTTPResponse(
+            response: answer.response, body: answer.body.inMemory ?? Data(), cacheStatus: answer.cacheStatus,
             cacheStatusMember: answer.cacheStatusMember)
     }
 }

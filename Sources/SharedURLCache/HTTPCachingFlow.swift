@@ -361,18 +361,21 @@ public final class HTTPCachingFlow: Sendable {
         return ContentCodingNegotiation.accepted(by: request)
     }
 
-    /// The stored response with its body as its stored zlib stream in `coding`, when it is an
-    /// identity 200 whose body is kept compressed in the store and the stream can be opened.
-    private func passthrough(
-        _ hit: HTTPCacheHit, content: CachedBody, fields: HTTPFields, for request: HTTPRequest
-    ) -> (HTTPResponse, CachedBody)? {
+    /// The stored zlib stream to send in the coding the request accepts (compressed
+    /// passthrough), when the stored response is an identity 200 whose body is kept compressed in
+    /// the store and the stream can be opened.
+    private func passthroughBody(_ hit: HTTPCacheHit, content: CachedBody, for request: HTTPRequest) -> EncodedBody? {
         guard let coding = passthroughCoding(for: request), hit.stored.status == .ok,
-            !fields.contains(.contentEncoding), case .stored(let stored) = content.source,
+            !hit.stored.headerFields.contains(.contentEncoding), case .stored(let stored) = content.source,
             let reader = stored.openEncoded?()
         else { return nil }
-        let body = EncodedBody(reader: reader, coding: coding)
+        return EncodedBody(reader: reader, coding: coding)
+    }
+
+    /// The stored fields (with `Age`) of a response sent as its stored stream `body`.
+    private static func passthroughFields(_ fields: HTTPFields, body: EncodedBody) -> HTTPFields {
         var fields = fields
-        fields[.contentEncoding] = coding.rawValue
+        fields[.contentEncoding] = body.coding.rawValue
         fields[.contentLength] = String(body.length)
         fields[.acceptRanges] = nil // ranges would count the encoded bytes; none are served here
         // RFC 9110 §8.8.1: another content coding is another representation; a strong validator
@@ -383,24 +386,67 @@ public final class HTTPCachingFlow: Sendable {
         if !vary.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "accept-encoding" }) {
             fields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
         }
-        return (HTTPResponse(status: .ok, headerFields: fields), CachedBody(source: .encoded(body)))
+        return fields
+    }
+
+    /// How a stored response answers a request.
+    enum AnswerForm {
+        /// 304: the client's own validators match (RFC 9111 §4.3.2).
+        case notModified
+        /// The body as its stored stream (compressed passthrough).
+        case encoded(EncodedBody)
+        /// 206 with one range of the body (RFC 9110 §14).
+        case partial(ClosedRange<Int>, length: Int)
+        /// 416: the range starts past the end.
+        case unsatisfiable(length: Int)
+        /// The stored status and fields (with `Age`), the whole body (none for a HEAD).
+        case asStored
+    }
+
+    /// The form of the answer `content` (the stored body, or one refreshed by a 304) gives
+    /// `request`, decided in RFC 9110 §13.2.2's order: the client's preconditions, then `Range`.
+    /// (Opens the stored stream for passthrough, which the answer then reads.)
+    func answerForm(of hit: HTTPCacheHit, content: CachedBody, for request: HTTPRequest) -> AnswerForm {
+        if ClientConditional.isNotModified(request: request, stored: hit.stored) { return .notModified }
+        if let encoded = passthroughBody(hit, content: content, for: request) { return .encoded(encoded) }
+        if let length = content.knownLength {
+            switch RangeSelection.evaluate(request: request, stored: hit.stored, length: length) {
+            case .whole: break
+            case .partial(let range): return .partial(range, length: length)
+            case .unsatisfiable: return .unsatisfiable(length: length)
+            }
+        }
+        return .asStored
+    }
+
+    /// The stored fields with an answer's `Age` (RFC 9111 §5.1): in place of the first stored
+    /// `Age` (the others go), else after the stored fields.
+    static func fields(_ stored: HTTPFields, age: Int) -> HTTPFields {
+        var fields = stored
+        fields[.age] = String(max(0, age))
+        return fields
+    }
+
+    /// A stored response's `Cache-Status` member: a hit, or `forwarded` (the exchange that led to
+    /// serving it), with the remaining freshness as `ttl`.
+    func cacheStatusMember(of hit: HTTPCacheHit, forwarded: CacheStatusMember?) -> CacheStatusMember {
+        var member = forwarded ?? CacheStatusMember(hit: true)
+        member.ttlSeconds = hit.parsed.freshness(at: configuration.now()).ttlSeconds
+        return member
     }
 
     /// A stored response as the answer: its head with `Age` (RFC 9111 §5.1), its body (none for
     /// a HEAD request) or the range of it the client asked for (RFC 9110 §14), and its
-    /// `Cache-Status` member: a hit, or `forwarded` (the exchange that led to serving it: a 304,
-    /// a failed origin), with the remaining freshness as `ttl`.
+    /// `Cache-Status` member (``cacheStatusMember(of:forwarded:)``).
     func serve(
         _ hit: HTTPCacheHit, body: CachedBody? = nil, for request: HTTPRequest, age: Int,
         status: CacheStatus, forwarded: CacheStatusMember? = nil
     ) -> CachedHTTPStreamingResponse {
-        var member = forwarded ?? CacheStatusMember(hit: true)
-        member.ttlSeconds = hit.parsed.freshness(at: configuration.now()).ttlSeconds
-        var fields = hit.stored.headerFields
-        fields[.age] = String(max(0, age))
-        // RFC 9111 §4.3.2: the client's own If-None-Match / If-Modified-Since is answered here,
-        // against the response the client would otherwise get.
-        if ClientConditional.isNotModified(request: request, stored: hit.stored) {
+        let member = cacheStatusMember(of: hit, forwarded: forwarded)
+        let fields = Self.fields(hit.stored.headerFields, age: age)
+        let content = body ?? hit.body.cachedBody
+        switch answerForm(of: hit, content: content, for: request) {
+        case .notModified:
             // A refreshed head whose body is copied as it is read (a large stored body after a
             // 304) is stored only if someone reads it: nobody will, so read it here.
             if let body, body.stores { Task.detached { try? await body.drain() } }
@@ -408,35 +454,28 @@ public final class HTTPCachingFlow: Sendable {
                 response: HTTPResponse(
                     status: .notModified, headerFields: ClientConditional.notModifiedFields(from: fields)),
                 body: .empty, cacheStatus: status, cacheStatusMember: member)
-        }
-        let content = body ?? hit.body.cachedBody
-        if let (response, encoded) = passthrough(hit, content: content, fields: fields, for: request) {
+        case .encoded(let encoded):
             return CachedHTTPStreamingResponse(
-                response: response, body: encoded, cacheStatus: status, cacheStatusMember: member)
+                response: HTTPResponse(status: .ok, headerFields: Self.passthroughFields(fields, body: encoded)),
+                body: CachedBody(source: .encoded(encoded)), cacheStatus: status, cacheStatusMember: member)
+        case .partial(let range, let length):
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(
+                    status: .partialContent,
+                    headerFields: RangeSelection.partialFields(from: fields, range: range, length: length)),
+                body: content.slice(range), cacheStatus: status, cacheStatusMember: member)
+        case .unsatisfiable(let length):
+            if content.stores { Task.detached { try? await content.drain() } } // as for a 304 above
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(
+                    status: .rangeNotSatisfiable,
+                    headerFields: RangeSelection.unsatisfiableFields(from: fields, length: length)),
+                body: .empty, cacheStatus: status, cacheStatusMember: member)
+        case .asStored:
+            return CachedHTTPStreamingResponse(
+                response: HTTPResponse(status: hit.stored.status, headerFields: fields),
+                body: request.method == .head ? .empty : content, cacheStatus: status, cacheStatusMember: member)
         }
-        // RFC 9110 §13.2.2: Range (with If-Range) is evaluated after the 304 preconditions.
-        if let length = content.knownLength {
-            switch RangeSelection.evaluate(request: request, stored: hit.stored, length: length) {
-            case .whole:
-                break
-            case .partial(let range):
-                return CachedHTTPStreamingResponse(
-                    response: HTTPResponse(
-                        status: .partialContent,
-                        headerFields: RangeSelection.partialFields(from: fields, range: range, length: length)),
-                    body: content.slice(range), cacheStatus: status, cacheStatusMember: member)
-            case .unsatisfiable:
-                if content.stores { Task.detached { try? await content.drain() } } // as for a 304 above
-                return CachedHTTPStreamingResponse(
-                    response: HTTPResponse(
-                        status: .rangeNotSatisfiable,
-                        headerFields: RangeSelection.unsatisfiableFields(from: fields, length: length)),
-                    body: .empty, cacheStatus: status, cacheStatusMember: member)
-            }
-        }
-        return CachedHTTPStreamingResponse(
-            response: HTTPResponse(status: hit.stored.status, headerFields: fields),
-            body: request.method == .head ? .empty : content, cacheStatus: status, cacheStatusMember: member)
     }
 }
 

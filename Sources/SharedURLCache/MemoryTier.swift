@@ -22,6 +22,9 @@ struct MemoryTier {
         /// The stored exchange parsed for the caching flow on the first HTTP hit, reused by
         /// later ones (``ParsedExchange``). Immutable, like `response`.
         var exchange: ParsedExchange?
+        /// What a layer above derived from this item on a hit and keeps with it (the proxy's
+        /// prepared head, ``MemoryItemRendition``). Immutable, like `response`.
+        var rendition: (any MemoryItemRendition)?
         /// Which insertion this item is (set by ``MemoryTier/insert(_:at:vary:)``), so a
         /// response built outside the lock is attached only to the item it was built from.
         var stamp: UInt64 = 0
@@ -110,7 +113,7 @@ struct MemoryTier {
     var lastStamp: UInt64 { nextStamp &- 1 }
 
     /// Keeps what was built from the item at `memoryKey` (Foundation's response, the parsed
-    /// exchange) with it, if that item is still insertion `stamp` (it may have been replaced or
+    /// exchange, a rendition) with it, if that item is still insertion `stamp` (it may have been replaced or
     /// removed while that was built outside the lock).
     mutating func attach(at memoryKey: MemoryKey, stamp: UInt64, _ keep: (inout Item) -> Void) {
         guard let slot = index[memoryKey], nodes[slot]!.item.stamp == stamp else { return }

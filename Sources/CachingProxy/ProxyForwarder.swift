@@ -26,6 +26,9 @@ struct ProxyAnswer: Sendable {
     /// The head comes from the store, which keeps no hop-by-hop fields (RFC 9111 §3.1), so it
     /// goes to the client as it is.
     var isStored = false
+    /// The stored head prepared for the memory item that answers (``PreparedStoredHead``), with
+    /// this answer's `Age`: then `headers` is empty and gets only the per-request fields.
+    var preparedHead: PreparedHeadUse? = nil
 
     static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
         ProxyAnswer(
@@ -135,22 +138,53 @@ struct ProxyForwarder: Sendable {
     /// The answer to a GET or HEAD without a body when the cache gives it at once (a fresh hit
     /// with its body in memory), with that body; nil otherwise (then ``answer(_:body:)``).
     /// Synchronous: see ``CachingHTTPClient/immediateResponse(for:)``.
-    func storedAnswer(_ head: HTTPRequestHead) -> (ProxyAnswer, ByteBuffer)? {
+    /// - Parameter cacheStatusHeader: the name of the nginx-style cache status field the proxy
+    ///   sends, which a prepared head leaves out of the stored fields.
+    func storedAnswer(_ head: HTTPRequestHead, cacheStatusHeader: String?) -> (ProxyAnswer, ByteBuffer)? {
         guard head.method == .GET || head.method == .HEAD else { return nil }
-        let stored: CachingHTTPClient.ImmediateResponse?
+        let stored: CachingHTTPClient.ImmediateAnswer?
         if case .reverse(let upstream) = mode, head.uri.hasPrefix("/"), !head.uri.utf8.contains(UInt8(ascii: "#")) {
             // The usual target: the request in HTTP types from its parts, with no URL string
             // built and parsed again (that was an eighth of a hit's instructions).
-            stored = client.immediateResponse(
+            stored = client.immediateAnswer(
                 for: HTTPRequest(
                     method: head.method == .GET ? .get : .head, scheme: upstream.scheme,
                     authority: upstream.authority, path: upstream.basePath + head.uri,
                     headerFields: ProxyHeaders.upstreamRequestFields(head.headers)))
         } else {
             guard let request = upstreamRequest(for: head) else { return nil }
-            stored = client.immediateResponse(for: request)
+            stored = client.immediateAnswer(for: request)
         }
-        guard let stored else { return nil }
+        switch stored {
+        case nil: return nil
+        case .memoryItem(let item)?: return Self.storedAnswer(item, cacheStatusHeader: cacheStatusHeader)
+        case .response(let response)?: return Self.storedAnswer(response)
+        }
+    }
+
+    /// A memory item's answer from the head prepared for it, kept with the item from its first
+    /// such hit on (docs/Proxy.md, "A hit from memory"); as any stored answer when the head
+    /// cannot be prepared.
+    private static func storedAnswer(_ item: MemoryItemAnswer, cacheStatusHeader: String?)
+        -> (ProxyAnswer, ByteBuffer)
+    {
+        let prepared: PreparedStoredHead
+        if let kept = item.slot.rendition as? PreparedStoredHead, kept.cacheStatusHeader == cacheStatusHeader {
+            prepared = kept
+        } else if let made = PreparedStoredHead(item, cacheStatusHeader: cacheStatusHeader) {
+            item.slot.keep(made)
+            prepared = made
+        } else {
+            return storedAnswer(CachingHTTPClient.ImmediateResponse(item.response))
+        }
+        let answer = ProxyAnswer(
+            status: prepared.status, headers: HTTPHeaders(), body: HTTPClientResponse.Body(),
+            cacheStatus: item.cacheStatus, cacheStatusMember: item.cacheStatusMember, isStored: true,
+            preparedHead: PreparedHeadUse(prepared: prepared, age: String(max(0, item.age))))
+        return (answer, prepared.body)
+    }
+
+    private static func storedAnswer(_ stored: CachingHTTPClient.ImmediateResponse) -> (ProxyAnswer, ByteBuffer) {
         let answer = ProxyAnswer(
             status: stored.status, headers: stored.headers, body: HTTPClientResponse.Body(),
             cacheStatus: stored.cacheStatus, cacheStatusMember: stored.cacheStatusMember, isStored: true)

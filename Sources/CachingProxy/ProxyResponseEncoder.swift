@@ -37,6 +37,8 @@ final class ProxyResponseEncoder: ChannelOutboundHandler, RemovableChannelHandle
 
     /// The method of the request the next final response answers, when ``ProxyHandler`` said.
     private var nextMethod: HTTPMethod?
+    /// The stored head prepared for the next final response, which precedes its own fields.
+    private var nextPreparedHead: PreparedHeadUse?
     /// The response under way answers `HEAD` or `CONNECT`: no body, no chunk terminator.
     private var suppressesBody = false
     /// The response under way has a chunked body.
@@ -53,9 +55,11 @@ final class ProxyResponseEncoder: ChannelOutboundHandler, RemovableChannelHandle
     }()
 
     /// Says that the next final response head answers a request with `method` (HEAD and CONNECT
-    /// answers carry no body).
-    func answering(_ method: HTTPMethod) {
+    /// answers carry no body), and when it is a memory item's answer, the stored head prepared
+    /// for that item: the head's own fields (the per-request ones) then follow the prepared ones.
+    func answering(_ method: HTTPMethod, preparedHead: PreparedHeadUse? = nil) {
         nextMethod = method
+        nextPreparedHead = preparedHead
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -92,13 +96,16 @@ final class ProxyResponseEncoder: ChannelOutboundHandler, RemovableChannelHandle
         // A 1xx other than 101 is followed by the final head, which answers the request.
         let isInterim = (100..<200).contains(code) && code != 101
         var respondingToConnect = false
+        var prepared: PreparedHeadUse?
         if !isInterim, let method = nextMethod {
             nextMethod = nil
             suppressesBody = method == .HEAD || method == .CONNECT
             respondingToConnect = method == .CONNECT
+            prepared = nextPreparedHead
+            nextPreparedHead = nil
         }
         let mayHaveBody = !respondingToConnect && head.status.mayHaveResponseBody
-        let head = SerialisedResponseHead(head, mayHaveBody: mayHaveBody)
+        let head = SerialisedResponseHead(head, mayHaveBody: mayHaveBody, prepared: prepared)
         isChunked = !suppressesBody && head.isChunked
         // A body of unknown length, or a large one, goes in writes of its own after the head;
         // otherwise the head waits for the body and the end, in a buffer with room for the body

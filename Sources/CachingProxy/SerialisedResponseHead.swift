@@ -9,6 +9,8 @@ import NIOHTTP1
 /// written into the buffer at once, instead of four checked `ByteBuffer` writes per field.
 struct SerialisedResponseHead {
     private let head: HTTPResponseHead
+    /// The stored fields prepared for a memory item, written before the head's own.
+    private let prepared: PreparedHeadUse?
     /// The status line up to its CRLF when it is one of the common ones (a literal: no allocation).
     private let statusLine: String?
     /// The status line of any other status or version.
@@ -26,9 +28,14 @@ struct SerialisedResponseHead {
 
     private static let chunkedField = "transfer-encoding: chunked\r\n"
 
-    /// - Parameter mayHaveBody: false for 1xx, 204 and 304 and for an answer to `CONNECT`.
-    init(_ head: HTTPResponseHead, mayHaveBody: Bool) {
+    /// - Parameters:
+    ///   - mayHaveBody: false for 1xx, 204 and 304 and for an answer to `CONNECT`.
+    ///   - prepared: a memory item's prepared stored fields, which come first and hold its one
+    ///     `Content-Length` (only for a response that may have a body: they are written as they are).
+    init(_ head: HTTPResponseHead, mayHaveBody: Bool, prepared: PreparedHeadUse? = nil) {
+        assert(prepared == nil || mayHaveBody, "a prepared head's Content-Length cannot be dropped")
         self.head = head
+        self.prepared = prepared
         if head.version.major == 1 && head.version.minor <= 1, let line = Self.commonStatusLine(head.status.code) {
             statusLine = head.version.minor == 1 ? line.http11 : line.http10
             otherStatusLine = ""
@@ -37,7 +44,7 @@ struct SerialisedResponseHead {
             otherStatusLine =
                 "HTTP/\(head.version.major).\(head.version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"
         }
-        var byteCount = statusLine?.utf8.count ?? otherStatusLine.utf8.count
+        var byteCount = (statusLine?.utf8.count ?? otherStatusLine.utf8.count) + (prepared?.byteCount ?? 0)
         var contentLengthCount = 0
         var transferEncodingCount = 0
         var firstContentLength: String?
@@ -52,7 +59,7 @@ struct SerialisedResponseHead {
                 byteCount += fieldBytes
             }
         }
-        let hasContentLength = firstContentLength != nil
+        let hasContentLength = prepared != nil || firstContentLength != nil
         let chunkingApplies = head.version.major == 1 && head.version.minor >= 1
         let keepsContentLength = mayHaveBody
         let keepsTransferEncoding = mayHaveBody && !hasContentLength && !chunkingApplies
@@ -65,13 +72,20 @@ struct SerialisedResponseHead {
         // neither field to drop).
         dropsContentLength = !keepsContentLength && contentLengthCount > 0
         dropsTransferEncoding = !keepsTransferEncoding && transferEncodingCount > 0
-        contentLength = keepsContentLength ? firstContentLength.flatMap(Self.decimal) : nil
+        // The prepared fields come first, with their one Content-Length.
+        contentLength =
+            keepsContentLength ? prepared?.prepared.contentLength ?? firstContentLength.flatMap(Self.decimal) : nil
     }
 
     /// Appends the head's bytes (exactly ``byteCount``) to `buffer`.
     func write(into buffer: inout ByteBuffer) {
         var out = HeadBytes(capacity: byteCount)
         if let statusLine { out.append(statusLine) } else { out.append(otherStatusLine) }
+        if let prepared {
+            out.append(bytes: prepared.prepared.fieldsBeforeAge)
+            out.appendField("Age", prepared.age)
+            out.append(bytes: prepared.prepared.fieldsAfterAge)
+        }
         for (name, value) in head.headers {
             if dropsContentLength, FieldName.isContentLength(name) { continue }
             if dropsTransferEncoding, FieldName.isTransferEncoding(name) { continue }
@@ -165,6 +179,8 @@ private struct HeadBytes {
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
     mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func append(bytes more: [UInt8]) { bytes.append(contentsOf: more) }
 
     mutating func appendField(_ name: String, _ value: String) {
         bytes.append(contentsOf: name.utf8)

@@ -18,6 +18,23 @@ extension CachingHTTPClient {
         public var cacheStatus: CacheStatus
         /// The same as a `Cache-Status` member (RFC 9211): `hit` with `ttl`.
         public var cacheStatusMember: CacheStatusMember
+
+        /// The flow's answer in NIO's types.
+        package init(_ answer: CachedHTTPResponse) {
+            (status, headers) = CachingHTTPClient.head(of: answer.response)
+            body = ByteBuffer(bytes: answer.body)
+            cacheStatus = answer.cacheStatus
+            cacheStatusMember = answer.cacheStatusMember
+        }
+    }
+
+    /// An immediate answer in one of two forms (``HTTPCachingFlow/storedAnswer(for:)``).
+    package enum ImmediateAnswer: Sendable {
+        /// A memory-tier item sent as it is stored: a renderer may answer it from what it kept
+        /// with the item (the proxy's prepared head, docs/Proxy.md).
+        case memoryItem(MemoryItemAnswer)
+        /// Any other answer.
+        case response(ImmediateResponse)
     }
 
     /// The answer to `request` when the cache alone gives it now — a fresh stored response (or
@@ -42,10 +59,30 @@ extension CachingHTTPClient {
     public func immediateResponse(for request: HTTPRequest) -> ImmediateResponse? {
         guard request.method == .get || request.method == .head, let answer = flow.storedResponse(for: request)
         else { return nil }
-        let (status, headers) = Self.head(of: answer.response)
         metrics.record(answer.cacheStatusMember)
-        return ImmediateResponse(
-            status: status, headers: headers, body: ByteBuffer(bytes: answer.body), cacheStatus: answer.cacheStatus,
-            cacheStatusMember: answer.cacheStatusMember)
+        return ImmediateResponse(answer)
+    }
+
+    /// ``immediateResponse(for:)-(HTTPRequest)``, with a memory-tier item sent as it is stored told
+    /// apart (``ImmediateAnswer/memoryItem(_:)``); counted the same way.
+    package func immediateAnswer(for request: HTTPRequest) -> ImmediateAnswer? {
+        guard request.method == .get || request.method == .head, let answer = flow.storedAnswer(for: request)
+        else { return nil }
+        switch answer {
+        case .memoryItem(let item):
+            metrics.record(item.cacheStatusMember)
+            return .memoryItem(item)
+        case .response(let response):
+            metrics.record(response.cacheStatusMember)
+            return .response(ImmediateResponse(response))
+        }
+    }
+
+    /// ``immediateAnswer(for:)-(HTTPRequest)`` for a request as AsyncHTTPClient's.
+    package func immediateAnswer(for request: HTTPClientRequest) -> ImmediateAnswer? {
+        guard request.body == nil, request.method == .GET || request.method == .HEAD,
+            let head = try? Self.httpRequest(from: request)
+        else { return nil }
+        return immediateAnswer(for: head)
     }
 }

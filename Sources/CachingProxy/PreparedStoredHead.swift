@@ -3,10 +3,11 @@ import NIOCore
 import NIOHTTP1
 import SharedURLCache
 
-/// A memory item's stored head serialised for the wire once, and its body in the buffer the proxy
-/// writes, kept with the item (``MemoryItemRendition``): the item's later hits write these bytes
-/// instead of converting the stored fields to NIO's `HTTPHeaders`, serialising them again and
-/// copying the body into a new buffer each time (docs/Proxy.md, "A hit from memory").
+/// A memory item's stored head serialised for the wire once, kept with the item
+/// (``MemoryItemRendition``): the item's later hits write these bytes instead of converting the
+/// stored fields to NIO's `HTTPHeaders` and serialising them again each time (docs/Proxy.md, "A
+/// hit from memory"). The body is not kept here: a second copy of every body served would take
+/// the memory tier past its capacity, which counts the item's own bytes only.
 ///
 /// Only what every hit of the item sends alike is prepared: the status and the stored fields in
 /// order, spelled as `CachingHTTPClient` hands them out. Each answer puts its own `Age` where the
@@ -31,8 +32,6 @@ final class PreparedStoredHead: MemoryItemRendition {
     /// are left out, since ``ProxyHandler`` replaces them on every answer. A proxy with another
     /// name prepares the head again.
     let cacheStatusHeader: String?
-    /// The whole stored body, as the buffer every hit writes (no copy per hit).
-    let body: ByteBuffer
 
     /// - Returns: nil for a head that the general path would change beyond the per-request fields.
     init?(_ answer: MemoryItemAnswer, cacheStatusHeader: String?) {
@@ -72,7 +71,6 @@ final class PreparedStoredHead: MemoryItemRendition {
         self.hasDate = hasDate
         contentLength = answer.body.count
         self.cacheStatusHeader = cacheStatusHeader
-        body = ByteBuffer(bytes: answer.body)
     }
 
     private static func append(_ field: HTTPField, to bytes: inout [UInt8]) {

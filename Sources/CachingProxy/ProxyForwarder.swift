@@ -181,7 +181,9 @@ struct ProxyForwarder: Sendable {
             status: prepared.status, headers: HTTPHeaders(), body: HTTPClientResponse.Body(),
             cacheStatus: item.cacheStatus, cacheStatusMember: item.cacheStatusMember, isStored: true,
             preparedHead: PreparedHeadUse(prepared: prepared, age: String(max(0, item.age))))
-        return (answer, prepared.body)
+        // The body is copied per hit, as on the general path: a copy kept with the item would be
+        // memory beyond the tier's capacity.
+        return (answer, item.isHead ? ByteBuffer() : ByteBuffer(bytes: item.body))
     }
 
     private static func storedAnswer(_ stored: CachingHTTPClient.ImmediateResponse) -> (ProxyAnswer, ByteBuffer) {

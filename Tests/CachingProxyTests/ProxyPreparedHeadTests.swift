@@ -159,28 +159,29 @@ struct ProxyPreparedHeadTests {
         try await fixture.stop()
     }
 
-    @Test("an entry another store on the directory replaces is answered with the new head")
+    @Test("an entry another process replaces on the directory is answered with the new head")
     func replacedByAnotherStore() async throws {
         let fixture = try await ProxyFixture.start(Self.versioned())
         let connection = try await fixture.connect()
         _ = try await connection.exchange("GET", "/s")
         let old = try await connection.exchange("GET", "/s") // prepares version 1's head
         #expect(old.header("X-Version") == "1" && old.cacheStatus == "HIT")
-        // A second proxy on the same directory and origin, with a cache of its own, stores version 2.
-        var configuration = ProxyConfiguration(
-            mode: .reverse(try ProxyConfiguration.Upstream(fixture.origin.url)), port: 0)
-        configuration.eventLoopThreads = 1
-        configuration.accessLog = false
-        let cache = try SharedCache(
-            configuration: ProxyCacheSettings(
-                directory: fixture.directory.root, memoryCapacityBytes: 1 << 20, diskCapacityBytes: 64 << 20
-            ).sharedCacheConfiguration)
-        let other = try await ProxyServer.start(configuration: configuration, cache: cache)
-        let otherConnection = try await RawConnection.open(port: other.port)
+        // Another process, a second `urlcache proxy` on the same directory and origin, stores
+        // version 2.
+        let port = LoopbackSocket.freePort()
+        let other = try ChildProcess(
+            ChildProcess.builtExecutable("urlcache"),
+            [
+                "proxy", fixture.directory.root, "--listen", "127.0.0.1:\(port)", "--upstream", fixture.origin.url,
+                "--threads", "1",
+            ])
+        #expect(try await runBlocking { other.waitForLine("listening on 127.0.0.1:\(port)") })
+        let otherConnection = try await RawConnection.open(port: port)
         let stored = try await otherConnection.exchange("GET", "/s", headers: [("Cache-Control", "no-cache")])
         otherConnection.close()
         #expect(stored.header("X-Version") == "2")
-        try await other.shutdown()
+        kill(other.pid, SIGTERM)
+        #expect(try await runBlocking { other.finish() }.status == 0)
         for _ in 0..<2 {
             let hit = try await connection.exchange("GET", "/s")
             #expect(hit.cacheStatus == "HIT" && hit.header("X-Version") == "2" && hit.text == "version 2")

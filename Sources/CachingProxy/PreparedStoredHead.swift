@@ -62,7 +62,11 @@ final class PreparedStoredHead: MemoryItemRendition {
             default:
                 break
             }
-            if ageSeen { Self.append(field, to: &after) } else { Self.append(field, to: &before) }
+            if ageSeen {
+                after.appendFieldLine(field.name.rawName, field.value)
+            } else {
+                before.appendFieldLine(field.name.rawName, field.value)
+            }
         }
         guard contentLengths == 1 else { return nil }
         self.status = status
@@ -71,13 +75,6 @@ final class PreparedStoredHead: MemoryItemRendition {
         self.hasDate = hasDate
         contentLength = answer.body.count
         self.cacheStatusHeader = cacheStatusHeader
-    }
-
-    private static func append(_ field: HTTPField, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: field.name.rawName.utf8)
-        bytes.append(contentsOf: ": ".utf8)
-        bytes.append(contentsOf: field.value.utf8)
-        bytes.append(contentsOf: "\r\n".utf8)
     }
 }
 

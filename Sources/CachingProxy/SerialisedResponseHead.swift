@@ -182,10 +182,16 @@ private struct HeadBytes {
 
     mutating func append(bytes more: [UInt8]) { bytes.append(contentsOf: more) }
 
-    mutating func appendField(_ name: String, _ value: String) {
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: ": ".utf8)
-        bytes.append(contentsOf: value.utf8)
-        bytes.append(contentsOf: "\r\n".utf8)
+    mutating func appendField(_ name: String, _ value: String) { bytes.appendFieldLine(name, value) }
+}
+
+extension [UInt8] {
+    /// One header field as it goes on the wire: `name: value` and CRLF (the encoder's heads and
+    /// the stored heads prepared for memory items, ``PreparedStoredHead``).
+    mutating func appendFieldLine(_ name: String, _ value: String) {
+        append(contentsOf: name.utf8)
+        append(contentsOf: ": ".utf8)
+        append(contentsOf: value.utf8)
+        append(contentsOf: "\r\n".utf8)
     }
 }

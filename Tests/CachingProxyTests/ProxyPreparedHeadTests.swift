@@ -141,31 +141,39 @@ struct ProxyPreparedHeadTests {
         }
     }
 
-    @Test("an entry this proxy stores again is answered with the new head, not the one prepared before")
-    func replacedByThisProxy() async throws {
+    /// A proxy in front of ``versioned()`` whose `path` is stored and answered once from memory,
+    /// which prepares version 1's head.
+    private static func versionOnePrepared(at path: String) async throws -> (ProxyFixture, RawConnection) {
         let fixture = try await ProxyFixture.start(Self.versioned())
         let connection = try await fixture.connect()
-        _ = try await connection.exchange("GET", "/p")
-        let old = try await connection.exchange("GET", "/p") // prepares version 1's head
+        _ = try await connection.exchange("GET", path)
+        let old = try await connection.exchange("GET", path)
         #expect(old.header("X-Version") == "1" && old.cacheStatus == "HIT")
+        return (fixture, connection)
+    }
+
+    /// Two hits of `path` that must both be version 2, head and body.
+    private static func expectVersionTwoHits(at path: String, on connection: RawConnection) async throws {
+        for _ in 0..<2 {
+            let hit = try await connection.exchange("GET", path)
+            #expect(hit.cacheStatus == "HIT" && hit.header("X-Version") == "2" && hit.text == "version 2")
+        }
+    }
+
+    @Test("an entry this proxy stores again is answered with the new head, not the one prepared before")
+    func replacedByThisProxy() async throws {
+        let (fixture, connection) = try await Self.versionOnePrepared(at: "/p")
         // no-cache: the origin is asked again, and version 2 replaces the memory item.
         let refreshed = try await connection.exchange("GET", "/p", headers: [("Cache-Control", "no-cache")])
         #expect(refreshed.header("X-Version") == "2")
-        for _ in 0..<2 {
-            let hit = try await connection.exchange("GET", "/p")
-            #expect(hit.cacheStatus == "HIT" && hit.header("X-Version") == "2" && hit.text == "version 2")
-        }
+        try await Self.expectVersionTwoHits(at: "/p", on: connection)
         connection.close()
         try await fixture.stop()
     }
 
     @Test("an entry another process replaces on the directory is answered with the new head")
     func replacedByAnotherStore() async throws {
-        let fixture = try await ProxyFixture.start(Self.versioned())
-        let connection = try await fixture.connect()
-        _ = try await connection.exchange("GET", "/s")
-        let old = try await connection.exchange("GET", "/s") // prepares version 1's head
-        #expect(old.header("X-Version") == "1" && old.cacheStatus == "HIT")
+        let (fixture, connection) = try await Self.versionOnePrepared(at: "/s")
         // Another process, a second `urlcache proxy` on the same directory and origin, stores
         // version 2.
         let port = LoopbackSocket.freePort()
@@ -182,10 +190,7 @@ struct ProxyPreparedHeadTests {
         #expect(stored.header("X-Version") == "2")
         kill(other.pid, SIGTERM)
         #expect(try await runBlocking { other.finish() }.status == 0)
-        for _ in 0..<2 {
-            let hit = try await connection.exchange("GET", "/s")
-            #expect(hit.cacheStatus == "HIT" && hit.header("X-Version") == "2" && hit.text == "version 2")
-        }
+        try await Self.expectVersionTwoHits(at: "/s", on: connection)
         #expect(fixture.origin.requestCount == 2)
         connection.close()
         try await fixture.stop()

@@ -22,7 +22,10 @@ struct BenchOps: ParsableCommand {
             same with .relaxed durability: no fdatasync per store), shared-cache-memory \
             (SharedCache with a 256 MiB memory tier; hits cycle over 256 entries already in memory, \
             each still checked against the index), cache-store (the store core through CacheStore, \
-            on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py.
+            on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py. \
+            The purge phase (not in the default) tags every entry (Surrogate-Key: t<i mod 997>, and \
+            "hot" on 10 entries spread over the directory) and times one purge of the tag "hot" \
+            through CacheStore: its cost against the directory's size.
             """,
         shouldDisplay: false)
 
@@ -31,7 +34,7 @@ struct BenchOps: ParsableCommand {
     @Option(help: "Body size in bytes.") var size = 1024
     @Option(help: "Entries stored before timing.") var entries = 2000
     @Option(help: "Operations timed per phase.") var operations = 2000
-    @Option(help: "Phases to time, comma-separated: hit, miss, store.") var phases = "hit,miss,store"
+    @Option(help: "Phases to time, comma-separated: hit, miss, store, purge.") var phases = "hit,miss,store"
     @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
     @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
 
@@ -53,10 +56,13 @@ struct BenchOps: ParsableCommand {
         if urlOrder { try CacheStore(directory: directory).setKeyOrder(kept: true) }
         // The corpus of `urlcache bench`, 32 bodies per size.
         let bodies = (0..<32).map { Data(BenchWorkload.body(size: size, variant: UInt64($0))) }
+        let tagged = wanted.contains("purge")
+        let hotStride = max(entries / 10, 1)
         func response(_ i: Int) -> CachedURLResponse {
+            var fields = ["Cache-Control": "max-age=86400", "Content-Type": "application/json"]
+            if tagged { fields["Surrogate-Key"] = i % hotStride == 7 % hotStride ? "t\(i % 997) hot" : "t\(i % 997)" }
             let http = HTTPURLResponse(
-                url: Self.url(i), statusCode: 200, httpVersion: "HTTP/1.1",
-                headerFields: ["Cache-Control": "max-age=86400", "Content-Type": "application/json"])!
+                url: Self.url(i), statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)!
             return CachedURLResponse(response: http, data: bodies[i % 32])
         }
         for i in 0..<entries { cache.storeCachedResponse(response(i), for: URLRequest(url: Self.url(i))) }
@@ -119,6 +125,14 @@ struct BenchOps: ParsableCommand {
                 for (response, request) in stores { cache.storeCachedResponse(response, for: request) }
                 return stores.count
             }
+        }
+        if tagged {
+            let store = try CacheStore(directory: directory)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let report = try store.purge(tag: "hot")
+            result["purge_seconds"] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            result["purge_records_read"] = Double(report.recordsRead)
+            result["purge_removed"] = Double(report.removedEntries)
         }
         var output: [String: Any] = result
         output["implementation"] = implementation

@@ -77,8 +77,10 @@ public struct CachedBody: AsyncSequence, Sendable {
     }
 
     /// The bytes at `range` of this body (offsets from its start; `range` within its length).
-    /// A body in memory is sliced at once; a stored body is read up to the range's end and no
-    /// further (its end-of-body check is then not made: only a whole read is checked); a body
+    /// A body in memory is sliced at once; a stored body skips to the range's start (one stored
+    /// uncompressed is not read before it, a compressed one is inflated through it) and is read
+    /// up to the range's end and no further (its end-of-body check is then not made: only a whole
+    /// read is checked); a body
     /// that stores as it is read (a tee) is still read to its end, so that it is stored.
     func slice(_ range: ClosedRange<Int>) -> CachedBody {
         if case .data(let data) = source {
@@ -168,6 +170,7 @@ public struct CachedBody: AsyncSequence, Sendable {
                 return chunk
             case .slice(var inner, var skip, let remaining, let drains):
                 state = .finished
+                if skip > 0, try inner.skipStored(skip) { skip = 0 }
                 while remaining > 0 {
                     guard let chunk = try await inner.next() else { return nil }
                     if skip >= chunk.count {
@@ -182,6 +185,23 @@ public struct CachedBody: AsyncSequence, Sendable {
                 if drains { while try await inner.next() != nil {} }
                 return nil
             }
+        }
+
+        /// Moves a stored body's reader `count` bytes forward without reading them into chunks
+        /// (a body stored uncompressed is not read at all before them), for a range that starts
+        /// deep in a large body. `false`, and nothing done, when this is not a stored body.
+        mutating func skipStored(_ count: Int) throws -> Bool {
+            guard case .stored(let stored, let opened) = state else { return false }
+            state = .finished
+            guard let reader = opened ?? stored.take() else { throw CachedBodyError.storedBodyChanged }
+            do {
+                try reader.skip(count)
+            } catch {
+                stored.failed(error)
+                throw error
+            }
+            state = .stored(stored, reader)
+            return true
         }
     }
 

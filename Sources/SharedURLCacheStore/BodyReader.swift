@@ -64,6 +64,24 @@ public final class BodyReader: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Moves `count` bytes forward without returning them, for a byte range that starts deep in
+    /// a large body: a body stored uncompressed is not read in between; a compressed one is
+    /// inflated through them (and still verified at its end). After skipping part of a body
+    /// stored uncompressed, its checksum is not verified (only its file's size), as for any read
+    /// that stops before the end.
+    /// - Throws: `.invalidInput` past the end, for a reader of the stored stream, or after
+    ///   ``close()``; otherwise what ``read(maxBytes:)`` throws.
+    /// The corresponding C function is `suc_body_reader_skip`.
+    package func skip(_ count: Int) throws(CacheError) {
+        precondition(count >= 0, "BodyReader.skip: count must not be negative")
+        lock.lock()
+        defer { lock.unlock() }
+        guard let reader else { throw CacheError(.invalidInput, "the body reader is closed") }
+        var detail = suc_error()
+        let rc = suc_body_reader_skip(reader, UInt64(count), &detail)
+        guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
+    }
+
     /// Closes the body file now (reads then throw). Releasing the reader does the same.
     /// The corresponding C function is `suc_body_reader_close`.
     public func close() {

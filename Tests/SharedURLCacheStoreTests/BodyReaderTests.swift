@@ -178,6 +178,85 @@ struct BodyReaderTests {
         reader.close()
         #expect(throws: CacheError.self) { try reader.read() }
     }
+
+    /// Where a byte range starts: the skipped bytes are not handed out, the rest is the body's.
+    @Test("a skip lands where reading the skipped bytes would", arguments: Storage.allCases, [0, 1, 65_537, 250_000, -1])
+    func skipThenRead(_ storage: Storage, offset: Int) throws {
+        let dir = TestDirectory()
+        let inline = storage == .compressedInline || storage == .rawInline || storage == .empty
+        let store = try Self.store(dir, inline: inline)
+        let body = Self.body(for: storage)
+        try store.store(
+            RecordDescriptor(key: bytes("k"), storeUncompressed: storage == .rawFile || storage == .rawInline), body: body)
+        let skipped = offset < 0 ? body.count : min(offset, body.count) // -1: to the very end
+        let (_, reader) = try #require(try store.openBody(for: bytes("k")))
+        let before = min(skipped, 3) // a read before the skip, where there is room
+        if before > 0 { #expect(try reader.read(maxBytes: before) == Array(body.prefix(before))) }
+        try reader.skip(skipped - before)
+        #expect(try Self.readAll(reader, chunk: 64 << 10) == Array(body[skipped...]))
+        #expect(try reader.read().isEmpty, "the end is sticky")
+    }
+
+    static func failsAsInvalidInput(_ work: () throws -> Void) -> Bool {
+        do {
+            try work()
+            return false
+        } catch {
+            return (error as? CacheError)?.code == .invalidInput
+        }
+    }
+
+    @Test("a skip past the end, or of the stored stream, is invalid input and moves nothing")
+    func skipInvalid() throws {
+        let dir = TestDirectory()
+        let store = try Self.store(dir, inline: false)
+        let body = makeBody(size: 100_000, compressible: true, seed: 11)
+        try store.store(RecordDescriptor(key: bytes("k")), body: body)
+        let (_, reader) = try #require(try store.openBody(for: bytes("k")))
+        _ = try reader.read(maxBytes: 10)
+        #expect(Self.failsAsInvalidInput { try reader.skip(body.count - 9) })
+        #expect(try Self.readAll(reader, chunk: 64 << 10) == Array(body[10...]))
+        let (_, encoded) = try #require(try store.openEncodedBody(for: bytes("k")))
+        #expect(Self.failsAsInvalidInput { try encoded.skip(1) })
+        reader.close()
+        #expect(Self.failsAsInvalidInput { try reader.skip(0) })
+    }
+
+    /// A raw body is not read before the offset skipped to: a damaged byte there does not stop a
+    /// range after it (whose own bytes are intact); a compressed body is inflated through the
+    /// skipped part, so damage there is still caught.
+    @Test("a raw body is not read before the skip; a compressed one still is, and is checked", arguments: [true, false])
+    func skipReadsRawBodiesFromTheOffset(_ raw: Bool) throws {
+        let dir = TestDirectory()
+        let store = try Self.store(dir, inline: false)
+        let body = makeBody(size: raw ? 400_000 : 4_000_000, compressible: !raw, seed: 12)
+        try store.store(RecordDescriptor(key: bytes("k"), storeUncompressed: raw), body: body)
+        let path = dir.cache + "/" + (try #require(store.debugBodyPath(for: bytes("k"))))
+        let stored = (try #require(try store.record(for: bytes("k"), includeBody: false))).storedSize
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let offset = UInt64(48 + stored / 4)
+        try handle.seek(toOffset: offset)
+        let byte = try #require(try handle.read(upToCount: 1)).first!
+        try handle.seek(toOffset: offset)
+        try handle.write(contentsOf: [byte ^ 0x10])
+        try handle.close()
+
+        let (_, reader) = try #require(try store.openBody(for: bytes("k")))
+        let from = body.count / 2
+        if raw {
+            try reader.skip(from)
+            #expect(try Self.readAll(reader, chunk: 64 << 10) == Array(body[from...]))
+            let (_, whole) = try #require(try store.openBody(for: bytes("k")))
+            #expect(throws: CacheError.self) { _ = try Self.readAll(whole, chunk: 64 << 10) }
+        } else {
+            #expect(throws: CacheError.self) {
+                try reader.skip(from)
+                _ = try Self.readAll(reader, chunk: 64 << 10)
+            }
+        }
+        #expect(try store.version(for: bytes("k")) == nil, "a full read (or inflate) found the damage and purged")
+    }
+
 }
 
 /// Fault injection is process-wide, so these run only when asked and alone:

@@ -340,6 +340,17 @@ int suc_body_reader_open(suc_cache *cache, const suc_entry *entry, suc_body_read
 int suc_body_reader_read(suc_body_reader *reader, void *buf, size_t cap, size_t *out_len,
                          suc_error *err);
 
+/*
+ * Moves the reader `count` logical bytes forward without handing them out: a byte range that
+ * starts deep in a large body (HTTP Range) reads only what it sends. A raw body is not read at
+ * all in between (the offset moves); a compressed one is inflated through the skipped part into
+ * a scratch buffer (a deflate stream cannot be entered in the middle), so its Adler-32 is still
+ * checked at the end. A raw body's CRC-32 cannot be checked after a skip: such a reader still
+ * verifies the file's size at the end, nothing more (as any read that stops early). `count`
+ * past the end, or an encoded reader, is SUC_EINVAL; failures are suc_body_reader_read's.
+ */
+int suc_body_reader_skip(suc_body_reader *reader, uint64_t count, suc_error *err);
+
 /* The length of what the reader hands out: the logical body length (from the record), or for
  * an encoded reader the stored stream's length. */
 uint64_t suc_body_reader_size(const suc_body_reader *reader);

@@ -1,6 +1,6 @@
 /*
- * writer.c — storing an entry: stream the body (deflating as it arrives) to a random-named
- * temp file, publish it, then commit the index record.
+ * writer.c — storing an entry: stream the body (deflating as it arrives, or as it is when its first
+ * 64 KiB do not compress) to a random-named temp file, publish it, then commit the index record.
  *
  * Publish order (docs/Design.md invariant 1, docs/Reliability.md §3.4): temp file complete → fsync (durable
  * mode) → rename into bodies/xx/ → fsync of that directory (durable mode) → index commit. A
@@ -22,6 +22,9 @@
  * caller's body. */
 #define WHOLE_BODY_MAX (16u << 20)
 #define DEFLATE_CHUNK 16384u
+/* A streamed body's first bytes, kept as they are until the writer knows whether the body
+ * compresses (probe_compressible's sample). */
+#define PROBE_BYTES 65536u
 
 struct suc_writer {
     suc_cache *c;
@@ -39,7 +42,10 @@ struct suc_writer {
     uint8_t id[SUC_BODY_ID_LEN];
     int failed;          /* a SUC_E* code once something went wrong */
     int finished;        /* the zlib stream has been finished */
+    int deciding;        /* buf holds the first appended bytes as they are, raw or deflate to be decided */
 };
+
+static int probe_compressible(suc_cache *c, const uint8_t *body);
 
 static int buf_reserve(suc_writer *w, size_t extra, suc_error *err) {
     if (w->cap - w->len >= extra) return SUC_OK;
@@ -75,6 +81,7 @@ int suc_writer_begin(suc_cache *c, uint32_t flags, suc_writer **out, suc_error *
         goto fail;
     }
     if (!w->raw) {
+        w->deciding = 1;
         w->zs = suc_zpool_take_deflate(c);
         if (!w->zs) {
             rc = suc_fail(err, SUC_ENOMEM, "deflateInit", 0, Z_MEM_ERROR, "deflateInit failed");
@@ -139,10 +146,36 @@ static int writer_deflate(suc_writer *w, const uint8_t *bytes, size_t len, int f
     }
 }
 
+/* Settles how a streamed body is stored, from its first PROBE_BYTES kept in buf: as it is when
+ * they do not compress (media, archives arriving from an origin), so the file is no larger than
+ * the body and reads neither inflate it nor read it to reach a range; else they are deflated and
+ * the rest follows through zlib. A body that ends shorter than the sample is deflated, as before. */
+static int writer_decide(suc_writer *w, suc_error *err) {
+    w->deciding = 0;
+    size_t n = w->len - SUC_BODY_HEADER_LEN;
+    if (n >= PROBE_BYTES && !probe_compressible(w->c, w->buf + SUC_BODY_HEADER_LEN)) {
+        w->raw = 1;
+        w->stored_size = n;
+        suc_zpool_give_deflate(w->c, w->zs);
+        w->zs = NULL;
+        return SUC_OK;
+    }
+    if (n == 0) return SUC_OK;
+    uint8_t *pending = suc_os_malloc(n);
+    if (!pending) return suc_fail(err, SUC_ENOMEM, "malloc(writer)", ENOMEM, 0, "out of memory");
+    memcpy(pending, w->buf + SUC_BODY_HEADER_LEN, n);
+    w->len = SUC_BODY_HEADER_LEN;
+    int rc = writer_deflate(w, pending, n, Z_NO_FLUSH, err);
+    free(pending);
+    return rc;
+}
+
 /* Ends the zlib stream (once). */
 static int writer_finish(suc_writer *w, suc_error *err) {
+    int rc;
+    if (w->deciding && (rc = writer_decide(w, err))) return writer_failed(w, rc);
     if (w->raw || w->finished) return SUC_OK;
-    int rc = writer_deflate(w, NULL, 0, Z_FINISH, err);
+    rc = writer_deflate(w, NULL, 0, Z_FINISH, err);
     if (rc) return writer_failed(w, rc);
     w->finished = 1;
     return SUC_OK;
@@ -167,18 +200,22 @@ int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *e
     size_t left = len;
     while (left > 0) { /* zlib and crc32 take uInt lengths */
         size_t n = left > (1u << 30) ? (1u << 30) : left;
+        size_t kept = w->len - SUC_BODY_HEADER_LEN;
+        if (w->deciding && n > PROBE_BYTES - kept) n = PROBE_BYTES - kept; /* no more than the sample */
         w->crc = suc_crc32(w->crc, p, n);
         int rc;
-        if (w->raw) {
+        if (w->raw || w->deciding) {
             if ((rc = buf_reserve(w, n, err))) return writer_failed(w, rc);
             memcpy(w->buf + w->len, p, n);
             w->len += n;
-            w->stored_size += n;
+            if (w->raw) w->stored_size += n;
         } else if ((rc = writer_deflate(w, p, n, Z_NO_FLUSH, err))) {
             return writer_failed(w, rc);
         }
         w->body_size += n;
-        if (w->len - SUC_BODY_HEADER_LEN >= SPILL_BYTES && (rc = writer_spill(w, err)))
+        if (w->deciding && w->len - SUC_BODY_HEADER_LEN >= PROBE_BYTES && (rc = writer_decide(w, err)))
+            return writer_failed(w, rc);
+        if (!w->deciding && w->len - SUC_BODY_HEADER_LEN >= SPILL_BYTES && (rc = writer_spill(w, err)))
             return writer_failed(w, rc);
         p += n;
         left -= n;
@@ -377,7 +414,8 @@ out:
 }
 
 /* Whether the first 64 KiB of a large body shrink by at least 3%. A body that will spill to
- * its file before the end cannot be re-stored raw afterwards, so decide up front. */
+ * its file before the end cannot be re-stored raw afterwards, so decide up front (suc_put, on
+ * the caller's whole body; a streamed body, on its first PROBE_BYTES: writer_decide). */
 static int probe_compressible(suc_cache *c, const uint8_t *body) {
     enum { SAMPLE = 65536 };
     z_stream *zs = suc_zpool_take_deflate(c);
@@ -437,6 +475,7 @@ int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body
         rc = writer_put_whole(w, body, body_len, !(flags & SUC_PUT_RAW), err);
     } else {
         if ((rc = suc_writer_begin(c, flags, &w, err))) return rc;
+        w->deciding = 0; /* probed above */
         rc = suc_writer_append(w, body, body_len, err);
     }
     if (rc) {

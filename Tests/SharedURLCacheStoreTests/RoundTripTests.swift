@@ -62,6 +62,40 @@ struct RoundTripTests {
         #expect(hit.version == version)
     }
 
+    /// A streamed body is stored as it is when its first 64 KiB do not compress (so its file is
+    /// no larger than the body, and a range deep in it reads only that range); otherwise, or when
+    /// it is shorter than that sample, compressed. Pieces of any size cross the sample's end.
+    @Test(
+        "a streamed body is stored as it is when its start does not compress",
+        arguments: [
+            (400_000, false, 1_000, false), (400_000, false, 400_000, false), (400_000, false, 65_535, false),
+            (3 << 20, false, 70_001, false), (400_000, true, 1_000, true), (3 << 20, true, 400_000, true),
+            (30_000, false, 1_000, true), (65_536, false, 65_536, false), (0, false, 1, true),
+        ] as [(Int, Bool, Int, Bool)])
+    func streamedRawOrCompressed(size: Int, compressible: Bool, piece: Int, storedCompressed: Bool) throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.inlineBodyLimitBytes = nil
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        let body = makeBody(size: size, compressible: compressible, seed: 21)
+        var writer = try store.makeBodyWriter()
+        var offset = 0
+        while offset < body.count {
+            let end = min(offset + piece, body.count)
+            try writer.append(body[offset..<end])
+            offset = end
+        }
+        _ = try writer.commit(RecordDescriptor(key: bytes("k")))
+        let hit = try #require(try store.record(for: bytes("k")))
+        #expect(hit.body == body)
+        if size > 0 {
+            #expect(hit.isCompressed == storedCompressed)
+            if !storedCompressed { #expect(hit.storedSize == size) }
+        }
+        let (_, reader) = try #require(try store.openBody(for: bytes("k")))
+        #expect(try BodyReaderTests.readAll(reader, chunk: 64 << 10) == body, "streamed back whole, checked")
+    }
+
     @Test("replacing an entry changes its version and keeps counters exact")
     func replace() throws {
         let dir = TestDirectory()

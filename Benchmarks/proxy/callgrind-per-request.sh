@@ -39,23 +39,7 @@ mkdir -p "$WORK/www/miss" "$WORK/tmp"
 head -c 1024 /dev/urandom | base64 -w 0 | head -c 1024 > "$WORK/www/1k"
 cp "$WORK/www/1k" "$WORK/www/miss/1k"
 python3 -c 'import sys; sys.stdout.write("".join("{\"id\":%d,\"name\":\"item %d\",\"price\":%d.%02d}\n" % (i, i % 97, i % 500, i % 100) for i in range(7000))[:262144])' > "$WORK/www/256k"
-cat > "$WORK/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-    keepalive_requests 100000000;
-$(origin_server_block "$ORIGIN_PORT" "$WORK/www")
-}
-CONF
+origin_nginx_conf "$WORK" "$ORIGIN_PORT" "$WORK/www" > "$WORK/nginx.conf"
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
 
 # Valgrind's DWARF reader gives up on the Swift toolchain's debug info; function names come from

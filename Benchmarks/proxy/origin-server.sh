@@ -1,6 +1,7 @@
-# The loopback origin both proxy benchmarks put behind the cache under test: an nginx server block
+# The loopback origin the proxy benchmarks put behind the cache under test: an nginx server block
 # serving the files under ROOT, cacheable for an hour except under /miss/ (no-store). Sourced by
-# wrk-vs-nginx.sh and callgrind-per-request.sh, which print it into their nginx.conf.
+# wrk-vs-nginx.sh (into its own nginx.conf) and, through origin_nginx_conf, callgrind-per-request.sh
+# and range-deep.sh.
 origin_server_block() { # port root
     cat <<BLOCK
     server {
@@ -11,4 +12,26 @@ origin_server_block() { # port root
         location /miss/ { add_header Cache-Control "no-store"; etag on; }
     }
 BLOCK
+}
+
+# A whole nginx.conf for the origin alone (one worker, keep-alive without a request limit), its
+# pid, log and temp files under WORK. Used by callgrind-per-request.sh and range-deep.sh.
+origin_nginx_conf() { # work port root
+    cat <<CONF
+user root;
+worker_processes 1;
+pid $1/nginx.pid;
+error_log $1/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+    keepalive_requests 100000000;
+$(origin_server_block "$2" "$3")
+}
+CONF
 }

@@ -39,22 +39,7 @@ left = $SIZE_MIB << 20
 while left > 0:
     out.write(line[:left]); left -= len(line[:left])
 " > "$WORK/www/text"
-cat > "$WORK/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-$(origin_server_block "$ORIGIN_PORT" "$WORK/www")
-}
-CONF
+origin_nginx_conf "$WORK" "$ORIGIN_PORT" "$WORK/www" > "$WORK/nginx.conf"
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
 "$URLCACHE" proxy "$WORK/cache" --listen "127.0.0.1:$OURS_PORT" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
     --no-access-log --log-level warning --memory-capacity 0 --x-cache-status > "$WORK/proxy.out" 2> "$WORK/proxy.err" &

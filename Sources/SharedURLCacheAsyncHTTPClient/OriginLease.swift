@@ -22,6 +22,9 @@ final class OriginLease: Sendable {
     private let leasing: Bool
     /// Whether this request holds the lease (taken by a fetch, released once).
     private let owned = Mutex(false)
+    /// Made before the flow's lookup: a fetch of `name` another process finished after this
+    /// moment may have stored what the lookup missed (or refreshed what it found stale).
+    private let lookedUpAt = Date()
 
     private init(cache: SharedCache, name: String, leasing: Bool) {
         self.cache = cache
@@ -39,6 +42,14 @@ final class OriginLease: Sendable {
             if leasing, !owned.withLock({ $0 }) {
                 guard cache.takeOriginLease(name) else { throw OriginRequestDeferred() }
                 owned.withLock { $0 = true }
+                // The lease was free because its owner finished between this request's lookup and
+                // now: what the flow decided from may be out of date. Give the lease back and defer,
+                // so the flow runs again and reads what was stored (a background revalidation is
+                // dropped), instead of asking the origin for what another process just fetched.
+                if case .finished = cache.originLease(name, releasedSince: lookedUpAt) {
+                    release()
+                    throw OriginRequestDeferred()
+                }
             }
             return try await fetch(request, body)
         }

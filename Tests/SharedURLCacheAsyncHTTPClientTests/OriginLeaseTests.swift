@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import SharedURLCache
+@testable import SharedURLCacheAsyncHTTPClient
+import Synchronization
+import Testing
+import TestProcess
+
+/// `OriginLease` against a lease that changes hands between a request's lookup and its fetch.
+/// Two `SharedCache` handles on one directory hold their leases through two open file
+/// descriptions, so they exclude each other exactly as two processes do; the interleaving is
+/// then the test's to choose, which real processes only hit by chance (the real-process tests are
+/// ProxyProcessTests+Collapsing).
+@Suite(.blockingWaits, .timeLimit(.minutes(2)))
+struct OriginLeaseTests {
+    static func request() -> HTTPRequest {
+        HTTPRequest(method: .get, scheme: "http", authority: "example.com", path: "/lease")
+    }
+
+    /// Runs `OriginLease.run` for `name`, counting the flow's runs and the fetches that reached the
+    /// origin; `beforeFetch` runs in each flow run, between its "lookup" and its fetch.
+    static func run(
+        _ cache: SharedCache, _ name: String, beforeFetch: @escaping @Sendable (Int) -> Void
+    ) async throws -> (flowRuns: Int, originRequests: Int) {
+        let flowRuns = Atomic(0)
+        let originRequests = Atomic(0)
+        let fetch: HTTPCachingFlow.StreamingFetch = { _, _ in
+            originRequests.add(1, ordering: .relaxed)
+            return (HTTPResponse(status: .ok), OriginBody(Data("body".utf8)))
+        }
+        _ = try await OriginLease.run(cache: cache, name: name, deadline: .now() + .seconds(10), fetch: fetch) {
+            fetch in
+            let run = flowRuns.add(1, ordering: .relaxed).newValue
+            beforeFetch(run)
+            _ = try await fetch(request(), nil)
+            return CachedHTTPStreamingResponse(response: HTTPResponse(status: .ok), body: .empty, cacheStatus: .miss)
+        }
+        return (flowRuns.load(ordering: .relaxed), originRequests.load(ordering: .relaxed))
+    }
+
+    @Test("a lease free because its owner finished after the lookup: the flow runs again instead of fetching")
+    func ownerFinishedAfterTheLookup() async throws {
+        let root = AHCTest.makeDirectory("suc-origin-lease")
+        let here = try AHCTest.cache(root)
+        let elsewhere = try AHCTest.cache(root) // "another process"
+        let outcome = try await Self.run(here, "/lease") { run in
+            guard run == 1 else { return }
+            // After this request's lookup, another process fetches the URL and finishes.
+            #expect(elsewhere.takeOriginLease("/lease"))
+            elsewhere.releaseOriginLease("/lease")
+        }
+        // The first run's fetch found the lease just released and deferred; the second run
+        // (which would read what the other process stored) fetched with the lease.
+        #expect(outcome.flowRuns == 2)
+        #expect(outcome.originRequests == 1)
+        #expect(elsewhere.takeOriginLease("/lease"), "the lease was released after the fetch")
+        elsewhere.releaseOriginLease("/lease")
+    }
+
+    @Test("a lease released before the lookup, or never taken: one run, one fetch")
+    func ownerFinishedBeforeTheLookup() async throws {
+        let root = AHCTest.makeDirectory("suc-origin-lease")
+        let here = try AHCTest.cache(root)
+        let elsewhere = try AHCTest.cache(root)
+        #expect(elsewhere.takeOriginLease("/lease"))
+        elsewhere.releaseOriginLease("/lease")
+        try await Task.sleep(for: .milliseconds(5)) // release notes have millisecond times
+        let outcome = try await Self.run(here, "/lease") { _ in }
+        #expect(outcome.flowRuns == 1 && outcome.originRequests == 1)
+        let fresh = try await Self.run(here, "/other") { _ in }
+        #expect(fresh.flowRuns == 1 && fresh.originRequests == 1)
+    }
+}

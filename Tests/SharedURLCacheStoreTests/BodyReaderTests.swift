@@ -180,14 +180,16 @@ struct BodyReaderTests {
     }
 
     /// Where a byte range starts: the skipped bytes are not handed out, the rest is the body's.
-    @Test("a skip lands where reading the skipped bytes would", arguments: Storage.allCases, [0, 1, 65_537, 250_000, -1])
+    @Test(
+        "a skip lands where reading the skipped bytes would", arguments: Storage.allCases, [0, 1, 65_537, 250_000, -1])
     func skipThenRead(_ storage: Storage, offset: Int) throws {
         let dir = TestDirectory()
         let inline = storage == .compressedInline || storage == .rawInline || storage == .empty
         let store = try Self.store(dir, inline: inline)
         let body = Self.body(for: storage)
         try store.store(
-            RecordDescriptor(key: bytes("k"), storeUncompressed: storage == .rawFile || storage == .rawInline), body: body)
+            RecordDescriptor(key: bytes("k"), storeUncompressed: storage == .rawFile || storage == .rawInline),
+            body: body)
         let skipped = offset < 0 ? body.count : min(offset, body.count) // -1: to the very end
         let (_, reader) = try #require(try store.openBody(for: bytes("k")))
         let before = min(skipped, 3) // a read before the skip, where there is room
@@ -225,7 +227,8 @@ struct BodyReaderTests {
     /// A raw body is not read before the offset skipped to: a damaged byte there does not stop a
     /// range after it (whose own bytes are intact); a compressed body is inflated through the
     /// skipped part, so damage there is still caught.
-    @Test("a raw body is not read before the skip; a compressed one still is, and is checked", arguments: [true, false])
+    @Test(
+        "a raw body is not read before the skip; a compressed one still is, and is checked", arguments: [true, false])
     func skipReadsRawBodiesFromTheOffset(_ raw: Bool) throws {
         let dir = TestDirectory()
         let store = try Self.store(dir, inline: false)

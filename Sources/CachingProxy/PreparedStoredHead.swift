@@ -78,11 +78,16 @@ final class PreparedStoredHead: MemoryItemRendition {
     }
 }
 
-/// A prepared stored head as one answer sends it: with that answer's `Age` (RFC 9111 §5.1).
+/// A prepared stored head as one answer sends it: with that answer's `Age` (RFC 9111 §5.1), and
+/// the fields ``ProxyHandler`` adds to the answer after the stored ones, already serialised.
 struct PreparedHeadUse: Sendable {
     let prepared: PreparedStoredHead
     let age: String
+    /// The answer's own field lines (``AnswerFieldLines``), which follow the stored fields.
+    var answerFields: [UInt8] = []
 
-    /// Bytes of the stored fields with `Age`.
-    var byteCount: Int { prepared.fieldsBeforeAge.count + 7 + age.utf8.count + prepared.fieldsAfterAge.count }
+    /// Bytes of the stored fields with `Age`, and of the answer's fields.
+    var byteCount: Int {
+        prepared.fieldsBeforeAge.count + 7 + age.utf8.count + prepared.fieldsAfterAge.count + answerFields.count
+    }
 }

@@ -279,43 +279,36 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ answer: consuming ProxyAnswer, chunks: [ByteBuffer], finished: Bool, for request: HTTPRequestHead,
         started: ContinuousClock.Instant, context: ChannelHandlerContext
     ) {
-        // The fields are moved out of the answer, not copied: a stored head's array is then not
-        // shared, and the fields added below do not copy it (an allocation and a retain per field).
-        var headers = HTTPHeaders()
-        swap(&headers, &answer.headers)
-        if !answer.isStored { headers = ProxyHeaders.downstreamResponse(headers) }
         let code = Int(answer.status.code)
         let bodyAllowed = request.method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code)
         let bytes = chunks.reduce(0) { $0 + $1.readableBytes }
-        // A prepared head's Content-Length is its body's (PreparedStoredHead), which is the body here.
-        if finished && bodyAllowed && answer.preparedHead == nil {
-            // The whole body is here: frame it by its real length, whatever the head claimed
-            // (usually the same length, which is then left as it is).
-            let length = String(bytes)
-            if headers.first(name: "content-length") != length {
-                headers.replaceOrAdd(name: "Content-Length", value: length)
+        var headers = HTTPHeaders()
+        if let hasDate = answer.preparedHead?.prepared.hasDate {
+            // A prepared head's Content-Length is its body's (PreparedStoredHead), which is the
+            // body here; the answer's fields go after the prepared ones as bytes.
+            var lines = AnswerFieldLines()
+            addAnswerFields(to: &lines, headHasDate: hasDate, answer: answer, request: request)
+            answer.preparedHead!.answerFields = lines.bytes
+        } else {
+            // The fields are moved out of the answer, not copied: a stored head's array is then
+            // not shared, and the fields added below do not copy it (an allocation and a retain
+            // per field).
+            swap(&headers, &answer.headers)
+            if !answer.isStored { headers = ProxyHeaders.downstreamResponse(headers) }
+            if finished && bodyAllowed {
+                // The whole body is here: frame it by its real length, whatever the head claimed
+                // (usually the same length, which is then left as it is).
+                let length = String(bytes)
+                if headers.first(name: "content-length") != length {
+                    headers.replaceOrAdd(name: "Content-Length", value: length)
+                }
             }
-        }
-        // RFC 9110 §6.6.1: a recipient with a clock appends Date to a response forwarded without one.
-        if !(answer.preparedHead?.prepared.hasDate ?? headers.contains(name: "date")) {
-            headers.add(name: "Date", value: renderedFields.date())
-        }
-        if let name = cacheStatus.header, let status = answer.cacheStatus {
-            headers.replaceOrAdd(name: name, value: status.rawValue)
-        }
-        // RFC 9211 §2: appended after the members of the caches nearer the origin (kept as they
-        // came, or as stored with the response).
-        if let name = cacheStatus.name, let member = answer.cacheStatusMember {
-            headers.add(name: "Cache-Status", value: renderedFields.cacheStatus(member, cacheName: name))
-        }
-        if !request.isKeepAlive {
-            headers.replaceOrAdd(name: "Connection", value: "close")
-        } else if request.version.minor == 0 {
-            headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+            addAnswerFields(
+                to: &headers, headHasDate: headers.contains(name: "date"), answer: answer, request: request)
         }
         let head = HTTPResponseHead(version: request.version, status: answer.status, headers: headers)
         responseStarted = true
-        encoder.answering(request.method, preparedHead: answer.preparedHead)
+        encoder.answering(request.method, preparedHead: answer.preparedHead.take())
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if bodyAllowed {
             for chunk in chunks where chunk.readableBytes > 0 {
@@ -328,6 +321,29 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 started: started, context: context)
         } else {
             context.flush()
+        }
+    }
+
+    /// Adds the fields every answer gets after its own: `Date` when the head has none (RFC 9110
+    /// §6.6.1: a recipient with a clock appends it to a response forwarded without one), the cache
+    /// status fields, and `Connection` when the client's version and request call for it.
+    private func addAnswerFields(
+        to fields: inout some AnswerFields, headHasDate: Bool, answer: borrowing ProxyAnswer,
+        request: HTTPRequestHead
+    ) {
+        if !headHasDate { fields.add("Date", renderedFields.date()) }
+        if let name = cacheStatus.header, let status = answer.cacheStatus {
+            fields.replaceOrAdd(name, status.rawValue)
+        }
+        // RFC 9211 §2: appended after the members of the caches nearer the origin (kept as they
+        // came, or as stored with the response).
+        if let name = cacheStatus.name, let member = answer.cacheStatusMember {
+            fields.add("Cache-Status", renderedFields.cacheStatus(member, cacheName: name))
+        }
+        if !request.isKeepAlive {
+            fields.replaceOrAdd("Connection", "close")
+        } else if request.version.minor == 0 {
+            fields.replaceOrAdd("Connection", "keep-alive")
         }
     }
 

@@ -9,7 +9,8 @@ import NIOHTTP1
 /// written into the buffer at once, instead of four checked `ByteBuffer` writes per field.
 struct SerialisedResponseHead {
     private let head: HTTPResponseHead
-    /// The stored fields prepared for a memory item, written before the head's own.
+    /// The stored fields prepared for a memory item with the answer's own after them, written
+    /// before the head's fields (``ProxyHandler`` gives a memory hit's head none).
     private let prepared: PreparedHeadUse?
     /// The status line up to its CRLF when it is one of the common ones (a literal: no allocation).
     private let statusLine: String?
@@ -85,6 +86,7 @@ struct SerialisedResponseHead {
             out.append(bytes: prepared.prepared.fieldsBeforeAge)
             out.appendField("Age", prepared.age)
             out.append(bytes: prepared.prepared.fieldsAfterAge)
+            out.append(bytes: prepared.answerFields)
         }
         for (name, value) in head.headers {
             if dropsContentLength, FieldName.isContentLength(name) { continue }

@@ -40,10 +40,12 @@ enum ProxyHeaders {
     /// The client's request headers as sent upstream: hop-by-hop fields and those in
     /// `setByProxyOnRequest` removed, `Via` appended. Names and values as the client sent them.
     static func upstreamRequest(_ headers: HTTPHeaders) -> HTTPHeaders {
-        var result = HTTPHeaders()
-        result.reserveCapacity(headers.count + 1)
-        forEachUpstreamField(of: headers) { _, name, value in result.add(name: name, value: value) }
-        return result
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(headers.count + 1)
+        forEachUpstreamField(of: headers) { _, name, value in fields.append((name, value)) }
+        // All at once: `HTTPHeaders.add` checks each name for non-ASCII bytes and for `Connection`
+        // (the names came from NIO's parser, and the filter took `Connection` out).
+        return HTTPHeaders(fields)
     }
 
     /// The same fields as ``upstreamRequest(_:)``, in HTTP types (for the cache lookup of a
@@ -84,11 +86,12 @@ enum ProxyHeaders {
     static func downstreamResponse(_ headers: HTTPHeaders) -> HTTPHeaders {
         // Stored heads carry none already (RFC 9111 §3.1); origin heads on a miss may.
         let excluded = hopByHopNames(headers)
-        var result = HTTPHeaders()
-        result.reserveCapacity(headers.count + 3)
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(headers.count + 3)
         for (name, value) in headers where !excluded.contains(name.lowercased()) {
-            result.add(name: name, value: value)
+            fields.append((name, value))
         }
-        return result
+        // All at once, as in `upstreamRequest(_:)` (`add` cost a miss about 3,800 instructions).
+        return HTTPHeaders(fields)
     }
 }

@@ -88,12 +88,26 @@ static int lease_begin(suc_cache *c, const void *name, size_t len, const char *o
     return SUC_OK;
 }
 
-int suc_lease_try(suc_cache *c, const void *name, size_t len, int *out_state, suc_error *err) {
+/* Whether the note in n's slot says n's last owner released it at or after since_ms. */
+static int released_since(int fd, const lease_name *n, int64_t since_ms) {
+    uint8_t note[NOTE_LEN];
+    return suc_os_pread_full(fd, note, NOTE_LEN, n->note_at) == NOTE_LEN && memcmp(note, n->tag, 8) == 0 &&
+           (int64_t)suc_get_u64(note + 8) >= since_ms;
+}
+
+int suc_lease_try(suc_cache *c, const void *name, size_t len, int64_t unless_finished_since_ms, int *out_state,
+                  suc_error *err) {
     int fd;
     lease_name n;
     int rc = lease_begin(c, name, len, "suc_lease_try", &fd, &n, err);
     if (rc) return rc;
     if (lock_op(fd, F_OFD_SETLK, F_WRLCK, n.lock_at) == 0) {
+        /* Read under the lock: no owner can release (and note) it between this look and the answer. */
+        if (unless_finished_since_ms >= 0 && released_since(fd, &n, unless_finished_since_ms)) {
+            if (lock_op(fd, F_OFD_SETLK, F_UNLCK, n.lock_at) < 0) return suc_fail_errno(err, "fcntl(unlock lease)", errno);
+            *out_state = SUC_LEASE_FINISHED;
+            return SUC_OK;
+        }
         *out_state = SUC_LEASE_ACQUIRED;
         return SUC_OK;
     }
@@ -113,12 +127,7 @@ int suc_lease_state(suc_cache *c, const void *name, size_t len, int64_t since_ms
     int held = lock_op(fd, F_OFD_GETLK, F_WRLCK, n.lock_at);
     if (held < 0) return suc_fail_errno(err, "fcntl(lease)", errno);
     *out_state = held ? SUC_LEASE_HELD : SUC_LEASE_FREE;
-    *out_released = 0;
-    if (!held) {
-        uint8_t note[NOTE_LEN];
-        if (suc_os_pread_full(fd, note, NOTE_LEN, n.note_at) == NOTE_LEN && memcmp(note, n.tag, 8) == 0)
-            *out_released = (int64_t)suc_get_u64(note + 8) >= since_ms;
-    }
+    *out_released = !held && released_since(fd, &n, since_ms);
     return SUC_OK;
 }
 

@@ -14,11 +14,13 @@ package struct OriginRequestDeferred: Error {
 /// share, and a lease that cannot be taken or read (an I/O error) is no reason to fail a
 /// request: both read as "go to the origin".
 extension SharedCache {
-    /// `true` when this process may fetch `name` (it holds the lease, or leases are unavailable);
-    /// `false` when another process is fetching it now.
-    package func takeOriginLease(_ name: String) -> Bool {
-        guard let store = engine.store else { return true }
-        return (try? store.tryLease(leaseName(name))) ?? true
+    /// `.acquired` when this process may fetch `name` (it holds the lease, or leases are
+    /// unavailable); `.held` when another process is fetching it now; with `date`,
+    /// `.finishedSince` when another process finished fetching it at or after `date` (the lease
+    /// is then not taken: look at the cache again).
+    package func takeOriginLease(_ name: String, unlessFinishedSince date: Date? = nil) -> LeaseAttempt {
+        guard let store = engine.store else { return .acquired }
+        return (try? store.tryLease(leaseName(name), unlessFinishedSince: date)) ?? .acquired
     }
 
     /// Whether another process still fetches `name`, and if not, whether it finished since `date`.

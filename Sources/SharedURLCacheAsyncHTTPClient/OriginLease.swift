@@ -40,16 +40,14 @@ final class OriginLease: Sendable {
     private func gated(_ fetch: @escaping HTTPCachingFlow.StreamingFetch) -> HTTPCachingFlow.StreamingFetch {
         { [self] request, body in
             if leasing, !owned.withLock({ $0 }) {
-                guard cache.takeOriginLease(name) else { throw OriginRequestDeferred() }
-                owned.withLock { $0 = true }
-                // The lease was free because its owner finished between this request's lookup and
-                // now: what the flow decided from may be out of date. Give the lease back and defer,
-                // so the flow runs again and reads what was stored (a background revalidation is
-                // dropped), instead of asking the origin for what another process just fetched.
-                if case .finished = cache.originLease(name, releasedSince: lookedUpAt) {
-                    release()
+                // A lease free because its owner finished after this request's lookup is not taken:
+                // what the flow decided from may be out of date, so it defers and runs again, and
+                // reads what was stored (a background revalidation is dropped) instead of asking
+                // the origin for what another process just fetched.
+                guard cache.takeOriginLease(name, unlessFinishedSince: lookedUpAt) == .acquired else {
                     throw OriginRequestDeferred()
                 }
+                owned.withLock { $0 = true }
             }
             return try await fetch(request, body)
         }

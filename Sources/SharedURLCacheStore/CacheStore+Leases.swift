@@ -11,20 +11,36 @@ package enum LeaseObservation: Sendable, Equatable {
     case abandoned
 }
 
+/// What trying to take a request lease gave (``CacheStore/tryLease(_:unlessFinishedSince:)``).
+package enum LeaseAttempt: Sendable, Equatable {
+    /// This process holds it now: fetch, then release.
+    case acquired
+    /// Another process holds it: it is fetching.
+    case held
+    /// Free, but its last owner finished after the given time: not taken; what that owner stored
+    /// is newer than what the caller decided from, so look again.
+    case finishedSince
+}
+
 /// Request leases: "one process is fetching this from the origin", across every process on the
 /// directory (`suc_lease_try`: a byte lock in the `leases` file, dropped by the kernel when its
 /// process dies). Within one process leases never conflict; collapse there first.
 extension CacheStore {
-    /// Takes the lease of `name`: `true` when this process holds it now, `false` when another does.
-    /// The corresponding C function is `suc_lease_try`.
-    package func tryLease(_ name: [UInt8]) throws(CacheError) -> Bool {
+    /// Takes the lease of `name`, unless another process holds it or (with `date`) its last owner
+    /// finished at or after `date`. The corresponding C function is `suc_lease_try`.
+    package func tryLease(_ name: [UInt8], unlessFinishedSince date: Date? = nil) throws(CacheError) -> LeaseAttempt {
         var detail = suc_error()
         var state: Int32 = 0
+        let since = date.map(Self.milliseconds) ?? -1
         let rc = withHandle { handle in
-            name.withUnsafeBytes { suc_lease_try(handle, $0.baseAddress, $0.count, &state, &detail) }
+            name.withUnsafeBytes { suc_lease_try(handle, $0.baseAddress, $0.count, since, &state, &detail) }
         }
         guard rc == SUC_OK else { throw CacheError(core: rc, detail) }
-        return state == SUC_LEASE_ACQUIRED
+        switch state {
+        case SUC_LEASE_ACQUIRED: return .acquired
+        case SUC_LEASE_FINISHED: return .finishedSince
+        default: return .held
+        }
     }
 
     /// Whether another process holds the lease of `name`, and if not, whether its last owner

@@ -3,15 +3,17 @@ import HTTPTypes
 import NIOCore
 import SharedURLCache
 @testable import SharedURLCacheAsyncHTTPClient
+import SharedURLCacheStore
 import Synchronization
 import Testing
 import TestProcess
 
-/// `OriginLease` against a lease that changes hands between a request's lookup and its fetch.
-/// Two `SharedCache` handles on one directory hold their leases through two open file
-/// descriptions, so they exclude each other exactly as two processes do; the interleaving is
-/// then the test's to choose, which real processes only hit by chance (the real-process tests are
-/// ProxyProcessTests+Collapsing).
+/// `OriginLease` against a lease released between a request's lookup and its fetch. The other
+/// owner here is a second `SharedCache` on the directory: in one process both share one store
+/// handle, so their leases do not exclude each other (the real-process tests,
+/// ProxyProcessTests+Collapsing, cover that); what these tests pin is the release note that a
+/// finished owner leaves and that a later fetch reads, with the interleaving chosen by the test
+/// instead of by chance.
 @Suite(.blockingWaits, .timeLimit(.minutes(2)))
 struct OriginLeaseTests {
     static func request() -> HTTPRequest {
@@ -47,15 +49,31 @@ struct OriginLeaseTests {
         let outcome = try await Self.run(here, "/lease") { run in
             guard run == 1 else { return }
             // After this request's lookup, another process fetches the URL and finishes.
-            #expect(elsewhere.takeOriginLease("/lease"))
+            #expect(elsewhere.takeOriginLease("/lease") == .acquired)
             elsewhere.releaseOriginLease("/lease")
         }
         // The first run's fetch found the lease just released and deferred; the second run
         // (which would read what the other process stored) fetched with the lease.
         #expect(outcome.flowRuns == 2)
         #expect(outcome.originRequests == 1)
-        #expect(elsewhere.takeOriginLease("/lease"), "the lease was released after the fetch")
+        #expect(elsewhere.takeOriginLease("/lease") == .acquired, "the lease was released after the fetch")
         elsewhere.releaseOriginLease("/lease")
+    }
+
+    @Test("a lease released at or after a given time is not taken with unlessFinishedSince; an older release is")
+    func finishedSinceIsNotTaken() async throws {
+        let root = AHCTest.makeDirectory("suc-origin-lease")
+        let here = try AHCTest.cache(root)
+        let elsewhere = try AHCTest.cache(root)
+        let before = Date()
+        #expect(elsewhere.takeOriginLease("/x") == .acquired)
+        elsewhere.releaseOriginLease("/x")
+        #expect(here.takeOriginLease("/x", unlessFinishedSince: before) == .finishedSince)
+        try await Task.sleep(for: .milliseconds(5)) // release notes have millisecond times
+        #expect(here.takeOriginLease("/x", unlessFinishedSince: Date()) == .acquired)
+        here.releaseOriginLease("/x")
+        #expect(here.takeOriginLease("/y", unlessFinishedSince: before) == .acquired, "a name never released")
+        here.releaseOriginLease("/y")
     }
 
     @Test("a lease released before the lookup, or never taken: one run, one fetch")
@@ -63,7 +81,7 @@ struct OriginLeaseTests {
         let root = AHCTest.makeDirectory("suc-origin-lease")
         let here = try AHCTest.cache(root)
         let elsewhere = try AHCTest.cache(root)
-        #expect(elsewhere.takeOriginLease("/lease"))
+        #expect(elsewhere.takeOriginLease("/lease") == .acquired)
         elsewhere.releaseOriginLease("/lease")
         try await Task.sleep(for: .milliseconds(5)) // release notes have millisecond times
         let outcome = try await Self.run(here, "/lease") { _ in }

@@ -458,9 +458,14 @@ int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void
 #define SUC_LEASE_ACQUIRED 0 /* this process holds the lease now */
 #define SUC_LEASE_HELD 1     /* another process holds it */
 #define SUC_LEASE_FREE 2     /* suc_lease_state: nobody holds it */
+#define SUC_LEASE_FINISHED 3 /* suc_lease_try: free because its owner finished since the given time; not taken */
 
-/* Takes the lease of `name`, or says who has it (never waits). */
-int suc_lease_try(suc_cache *cache, const void *name, size_t name_len, int *out_state, suc_error *err);
+/* Takes the lease of `name`, or says who has it (never waits). With `unless_finished_since_ms`
+ * >= 0, a lease whose last owner released it normally at or after that time is not taken
+ * (SUC_LEASE_FINISHED): the caller decided to fetch from a view of the cache older than what
+ * that owner stored, and should look again. -1 takes a free lease whatever its history. */
+int suc_lease_try(suc_cache *cache, const void *name, size_t name_len, int64_t unless_finished_since_ms,
+                  int *out_state, suc_error *err);
 
 /* Whether another process holds the lease of `name` now (SUC_LEASE_HELD or SUC_LEASE_FREE), and,
  * when free, whether its last owner released it normally at or after `since_ms` (1) or not

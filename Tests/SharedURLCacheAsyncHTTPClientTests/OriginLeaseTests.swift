@@ -20,6 +20,12 @@ struct OriginLeaseTests {
         HTTPRequest(method: .get, scheme: "http", authority: "example.com", path: "/lease")
     }
 
+    /// This request's cache and the other owner's, on one new directory.
+    static func twoCaches() throws -> (here: SharedCache, elsewhere: SharedCache) {
+        let root = AHCTest.makeDirectory("suc-origin-lease")
+        return (try AHCTest.cache(root), try AHCTest.cache(root))
+    }
+
     /// Runs `OriginLease.run` for `name`, counting the flow's runs and the fetches that reached the
     /// origin; `beforeFetch` runs in each flow run, between its "lookup" and its fetch.
     static func run(
@@ -43,9 +49,7 @@ struct OriginLeaseTests {
 
     @Test("a lease free because its owner finished after the lookup: the flow runs again instead of fetching")
     func ownerFinishedAfterTheLookup() async throws {
-        let root = AHCTest.makeDirectory("suc-origin-lease")
-        let here = try AHCTest.cache(root)
-        let elsewhere = try AHCTest.cache(root) // "another process"
+        let (here, elsewhere) = try Self.twoCaches()
         let outcome = try await Self.run(here, "/lease") { run in
             guard run == 1 else { return }
             // After this request's lookup, another process fetches the URL and finishes.
@@ -62,9 +66,7 @@ struct OriginLeaseTests {
 
     @Test("a lease released at or after a given time is not taken with unlessFinishedSince; an older release is")
     func finishedSinceIsNotTaken() async throws {
-        let root = AHCTest.makeDirectory("suc-origin-lease")
-        let here = try AHCTest.cache(root)
-        let elsewhere = try AHCTest.cache(root)
+        let (here, elsewhere) = try Self.twoCaches()
         let before = Date()
         #expect(elsewhere.takeOriginLease("/x") == .acquired)
         elsewhere.releaseOriginLease("/x")
@@ -78,9 +80,7 @@ struct OriginLeaseTests {
 
     @Test("a lease released before the lookup, or never taken: one run, one fetch")
     func ownerFinishedBeforeTheLookup() async throws {
-        let root = AHCTest.makeDirectory("suc-origin-lease")
-        let here = try AHCTest.cache(root)
-        let elsewhere = try AHCTest.cache(root)
+        let (here, elsewhere) = try Self.twoCaches()
         #expect(elsewhere.takeOriginLease("/lease") == .acquired)
         elsewhere.releaseOriginLease("/lease")
         try await Task.sleep(for: .milliseconds(5)) // release notes have millisecond times

@@ -415,7 +415,7 @@ out:
 
 /* Whether the first 64 KiB of a large body shrink by at least 3%. A body that will spill to
  * its file before the end cannot be re-stored raw afterwards, so decide up front (suc_put, on
- * the caller's whole body; a streamed body, on its first PROBE_BYTES: writer_decide). */
+ * a whole body; every streamed body, on its first PROBE_BYTES: writer_decide). */
 static int probe_compressible(suc_cache *c, const uint8_t *body) {
     enum { SAMPLE = 65536 };
     z_stream *zs = suc_zpool_take_deflate(c);
@@ -465,17 +465,17 @@ int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body
                         (unsigned long long)c->opts.max_body_bytes);
     uint32_t flags = p ? p->flags : 0;
     if (body_len == 0) flags |= SUC_PUT_RAW; /* nothing to compress */
-    /* A large body that does not compress (media, archives) is stored raw without a full pass. */
-    if (!(flags & SUC_PUT_RAW) && body_len > SPILL_BYTES && !probe_compressible(c, body))
-        flags |= SUC_PUT_RAW;
     suc_writer *w;
     int rc;
     if (body_len <= WHOLE_BODY_MAX) {
+        /* A large body that does not compress (media, archives) is stored raw without a full pass. */
+        if (!(flags & SUC_PUT_RAW) && body_len > SPILL_BYTES && !probe_compressible(c, body))
+            flags |= SUC_PUT_RAW;
         if ((rc = suc_writer_begin(c, flags | SUC_PUT_RAW, &w, err))) return rc;
         rc = writer_put_whole(w, body, body_len, !(flags & SUC_PUT_RAW), err);
     } else {
+        /* Streamed: the writer probes the first PROBE_BYTES itself (writer_decide). */
         if ((rc = suc_writer_begin(c, flags, &w, err))) return rc;
-        w->deciding = 0; /* probed above */
         rc = suc_writer_append(w, body, body_len, err);
     }
     if (rc) {

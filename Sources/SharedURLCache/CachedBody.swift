@@ -80,8 +80,8 @@ public struct CachedBody: AsyncSequence, Sendable {
     /// A body in memory is sliced at once; a stored body skips to the range's start (one stored
     /// uncompressed is not read before it, a compressed one is inflated through it) and is read
     /// up to the range's end and no further (its end-of-body check is then not made: only a whole
-    /// read is checked); a body
-    /// that stores as it is read (a tee) is still read to its end, so that it is stored.
+    /// read is checked); a body that stores as it is read (a tee) is still read to its end, so
+    /// that it is stored.
     func slice(_ range: ClosedRange<Int>) -> CachedBody {
         if case .data(let data) = source {
             return CachedBody(Data(data[(data.startIndex + range.lowerBound)...(data.startIndex + range.upperBound)]))

@@ -1,7 +1,8 @@
 # The loopback origin the proxy benchmarks put behind the cache under test: an nginx server block
 # serving the files under ROOT, cacheable for an hour except under /miss/ (no-store). Sourced by
 # wrk-vs-nginx.sh (into its own nginx.conf) and, through origin_nginx_conf, callgrind-per-request.sh
-# and range-deep.sh.
+# and range-deep.sh. Also nginx proxy_cache, the cache we are measured against, configured alike in
+# wrk-vs-nginx.sh and callgrind-per-request.sh (nginx_cache_server_block).
 origin_server_block() { # port root
     cat <<BLOCK
     server {
@@ -34,4 +35,29 @@ http {
 $(origin_server_block "$2" "$3")
 }
 CONF
+}
+
+# nginx proxy_cache in front of the origin, as a shared cache: RFC headers decide, a status header;
+# under /miss/ the same proxying without a cache. Needs `proxy_cache_path ... keys_zone=bench:10m`
+# in the http block around it.
+nginx_cache_server_block() { # port origin_port
+    cat <<BLOCK
+    server {
+        listen 127.0.0.1:$1;
+        location / {
+            proxy_pass http://127.0.0.1:$2;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache bench;
+            proxy_cache_revalidate on;
+            add_header X-Cache-Status \$upstream_cache_status;
+        }
+        location /miss/ {
+            proxy_pass http://127.0.0.1:$2;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache off;
+        }
+    }
+BLOCK
 }

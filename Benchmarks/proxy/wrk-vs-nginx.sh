@@ -107,25 +107,7 @@ http {
     proxy_cache_path $WORK/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=60m use_temp_path=off;
     # The origin (not measured: every measured request is a cache hit).
 $(origin_server_block "$ORIGIN_PORT" "$WORK/www")
-    # nginx proxy_cache in front of it, as a shared cache: RFC headers decide, a status header.
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
-        location / {
-            proxy_pass http://127.0.0.1:$ORIGIN_PORT;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_cache bench;
-            proxy_cache_revalidate on;
-            add_header X-Cache-Status \$upstream_cache_status;
-        }
-        # Misses: the same proxying without a cache.
-        location /miss/ {
-            proxy_pass http://127.0.0.1:$ORIGIN_PORT;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_cache off;
-        }
-    }
+$(nginx_cache_server_block "$NGINX_PORT" "$ORIGIN_PORT")
 }
 CONF
 "$NGINX" -t -q -c "$WORK/nginx.conf" -p "$WORK"

@@ -30,11 +30,9 @@ enum ProxyHeaders {
     /// The hop-by-hop names of a message: the table plus what its `Connection` lists.
     static func hopByHopNames(_ headers: HTTPHeaders) -> Set<String> {
         guard headers.contains(name: "connection") else { return fixedHopByHopNames }
-        var connection = HTTPFields()
-        // Whole lines: `HopByHopFields.names` splits the lists itself (NIO's `canonicalForm`
-        // split them into substrings first, a third of a miss's header mapping).
-        for value in headers["connection"] { connection.append(HTTPField(name: .connection, value: value)) }
-        return HopByHopFields.names(in: connection)
+        // Whole lines: `HopByHopFields` splits the lists itself (NIO's `canonicalForm` split them
+        // into substrings first, a third of a miss's header mapping).
+        return HopByHopFields.names(listedIn: headers["connection"])
     }
 
     /// The client's request headers as sent upstream: hop-by-hop fields and those in

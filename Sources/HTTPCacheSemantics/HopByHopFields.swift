@@ -18,16 +18,40 @@ public enum HopByHopFields {
     /// - Parameters:
     ///   - fields: The received header fields.
     public static func names(in fields: HTTPFields) -> Set<String> {
+        names(listedIn: fields[values: .connection])
+    }
+
+    /// ``names(in:)`` from the message's `Connection` lines alone, for a caller that holds its
+    /// fields in another library's form.
+    ///
+    /// - Parameters:
+    ///   - connectionLines: The values of the message's `Connection` fields, as received.
+    public static func names(listedIn connectionLines: some Sequence<String>) -> Set<String> {
         // The table is built once; a listed name it already holds (`Connection: keep-alive`, the
-        // usual one) adds nothing, so the usual message costs no copy of it.
+        // usual one) is recognised in place, without a lowered copy, so the usual message costs
+        // no string and no copy of the set. Bytes, not characters: the list is ASCII tokens.
         var names = hopByHopFieldNames
-        for line in fields[values: .connection] {
-            for member in line.split(separator: ",") {
-                let name = member.trimmingOWS().lowercased()
-                if !name.isEmpty && !names.contains(name) { names.insert(name) }
+        for line in connectionLines {
+            for member in line.utf8.split(separator: UInt8(ascii: ",")) {
+                var token = member.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+                while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+                    token = token.dropLast()
+                }
+                if token.isEmpty || isInTable(token) { continue }
+                names.insert(Substring(token).lowercased())
             }
         }
         return names
+    }
+
+    /// Whether a listed name is one of the fixed table's, compared without regard to ASCII case.
+    private static func isInTable(_ token: Substring.UTF8View) -> Bool {
+        hopByHopFieldNames.contains { name in
+            name.utf8.count == token.count
+                && zip(name.utf8, token).allSatisfy { known, byte in
+                    known == byte || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && known == byte + 32)
+                }
+        }
     }
 
     /// The fields without the hop-by-hop ones (RFC 9110 §7.6.1, RFC 9111 §3.1); order kept.

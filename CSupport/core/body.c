@@ -155,15 +155,26 @@ static struct libdeflate_decompressor *thread_decompressor(void) {
 /* ---- whole-body encoding -------------------------------------------------------------- */
 
 /*
- * A body handed over whole (suc_put) is compressed in one libdeflate call: the same zlib stream
- * a zlib deflate writes, so readers and the format do not change, in a fraction of the time
- * (Benchmarks/RESULTS.md, issue 18). Streamed bodies (suc_writer_append) keep zlib's deflate,
- * which takes its input piece by piece. Each thread keeps one compressor for the level it last
- * used; caches opened with another level replace it.
+ * A body handed over whole (suc_put) is compressed in one call: the same zlib stream a zlib
+ * deflate writes, so readers and the format do not change. Above FIXED_CODES_MAX_BYTES it is
+ * libdeflate's (a fraction of zlib's time, Benchmarks/RESULTS.md, issue 18). Up to that size it is
+ * zlib's deflate with fixed Huffman codes (Z_FIXED): a stream with codes of its own makes the
+ * reader build its decoding tables on every hit, a cost that does not shrink with the body (a
+ * 1 KiB JSON body's inflate: 12.2k instructions with its own codes, 6.1k with the fixed ones, whose
+ * tables libdeflate builds once per decompressor). The price is a larger stream (1 KiB of JSON:
+ * 215 bytes against 169; 2 KiB: +97 bytes; 4 KiB: +216), which grows with the body while the
+ * saving does not: hence the limit.
+ * Streamed bodies (suc_writer_append) keep zlib's deflate with its own codes, which takes its
+ * input piece by piece. Each thread keeps one compressor of each kind for the level it last used;
+ * caches opened with another level replace them.
  */
+enum { FIXED_CODES_MAX_BYTES = 2048 };
+
 struct thread_compressor {
-    struct libdeflate_compressor *compressor;
+    struct libdeflate_compressor *compressor; /* NULL until a body above FIXED_CODES_MAX_BYTES */
     int level;
+    z_stream fixed;  /* deflate with fixed codes, for bodies up to FIXED_CODES_MAX_BYTES */
+    int fixed_level; /* the level `fixed` was made for; -1: not made */
 };
 static pthread_key_t compressor_key;
 static pthread_once_t compressor_once = PTHREAD_ONCE_INIT;
@@ -172,6 +183,7 @@ static int compressor_key_ok;
 static void free_compressor(void *p) {
     struct thread_compressor *t = p;
     libdeflate_free_compressor(t->compressor);
+    if (t->fixed_level >= 0) deflateEnd(&t->fixed);
     free(t);
 }
 
@@ -179,25 +191,39 @@ static void make_compressor_key(void) {
     compressor_key_ok = pthread_key_create(&compressor_key, free_compressor) == 0;
 }
 
-static struct libdeflate_compressor *thread_compressor(int level) {
+static struct thread_compressor *thread_compressors(void) {
     pthread_once(&compressor_once, make_compressor_key);
     if (!compressor_key_ok) return NULL;
     struct thread_compressor *t = pthread_getspecific(compressor_key);
-    if (t && t->level == level) return t->compressor;
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->fixed_level = -1;
+    if (pthread_setspecific(compressor_key, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static struct libdeflate_compressor *thread_compressor(struct thread_compressor *t, int level) {
+    if (t->compressor && t->level == level) return t->compressor;
     struct libdeflate_compressor *made = libdeflate_alloc_compressor(level);
     if (!made) return NULL;
-    if (!t) {
-        t = calloc(1, sizeof *t);
-        if (!t || pthread_setspecific(compressor_key, t) != 0) {
-            free(t);
-            libdeflate_free_compressor(made);
-            return NULL;
-        }
-    }
     libdeflate_free_compressor(t->compressor);
     t->compressor = made;
     t->level = level;
     return made;
+}
+
+static z_stream *thread_fixed_deflater(struct thread_compressor *t, int level) {
+    if (t->fixed_level == level) return deflateReset(&t->fixed) == Z_OK ? &t->fixed : NULL;
+    if (t->fixed_level >= 0) deflateEnd(&t->fixed);
+    t->fixed_level = -1;
+    memset(&t->fixed, 0, sizeof t->fixed);
+    if (deflateInit2(&t->fixed, level, Z_DEFLATED, 15, 8, Z_FIXED) != Z_OK) return NULL;
+    t->fixed_level = level;
+    return &t->fixed;
 }
 
 int suc_body_compress(suc_cache *c, const uint8_t *body, size_t len, uint8_t *out, size_t cap,
@@ -205,7 +231,19 @@ int suc_body_compress(suc_cache *c, const uint8_t *body, size_t len, uint8_t *ou
     *out_len = 0;
     if (suc_os_fault(SUC_FAULT_MALLOC))
         return suc_fail(err, SUC_ENOMEM, "libdeflate_alloc_compressor", ENOMEM, 0, "injected fault");
-    struct libdeflate_compressor *compressor = thread_compressor(c->opts.compression_level);
+    struct thread_compressor *t = thread_compressors();
+    if (!t) return suc_fail(err, SUC_ENOMEM, "compressor", ENOMEM, 0, "out of memory");
+    if (len <= FIXED_CODES_MAX_BYTES) {
+        z_stream *zs = thread_fixed_deflater(t, c->opts.compression_level);
+        if (!zs) return suc_fail(err, SUC_ENOMEM, "deflateInit2", ENOMEM, 0, "out of memory");
+        zs->next_in = (Bytef *)body;
+        zs->avail_in = (uInt)len;
+        zs->next_out = out;
+        zs->avail_out = (uInt)cap;
+        if (deflate(zs, Z_FINISH) == Z_STREAM_END) *out_len = zs->total_out; /* else: not in cap */
+        return SUC_OK;
+    }
+    struct libdeflate_compressor *compressor = thread_compressor(t, c->opts.compression_level);
     if (!compressor) return suc_fail(err, SUC_ENOMEM, "libdeflate_alloc_compressor", ENOMEM, 0, "out of memory");
     *out_len = libdeflate_zlib_compress(compressor, body, len, out, cap); /* 0: does not fit in cap */
     return SUC_OK;

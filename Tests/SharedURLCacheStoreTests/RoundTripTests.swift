@@ -44,6 +44,26 @@ struct RoundTripTests {
         }
     }
 
+    /// Up to 2 KiB a compressed body is deflated with the format's fixed codes (the reader builds
+    /// no decoding tables for it); a larger one with codes of its own. Either is one zlib stream.
+    @Test(
+        "a small body is deflated with fixed codes, a larger one with codes of its own",
+        arguments: [(1024, 1), (2048, 1), (2049, 2), (16384, 2)] as [(Int, UInt8)])
+    func smallBodiesUseFixedCodes(size: Int, blockType: UInt8) throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let body = makeBody(size: size, compressible: true, seed: 31)
+        try store.store(RecordDescriptor(key: bytes("k")), body: body)
+        let hit = try #require(try store.record(for: bytes("k")))
+        #expect(hit.body == body)
+        #expect(hit.isCompressed)
+        let (_, encoded) = try #require(try store.openEncodedBody(for: bytes("k")))
+        let stream = try BodyReaderTests.readAll(encoded, chunk: 64 << 10)
+        // RFC 1950 header (2 bytes), then the first RFC 1951 block: BFINAL, then BTYPE (1 fixed, 2 own codes).
+        #expect(stream.count == hit.storedSize && stream.count > 2)
+        #expect((stream[2] >> 1) & 3 == blockType)
+    }
+
     @Test("a body streamed in pieces reads back whole")
     func streamedWriter() throws {
         let dir = TestDirectory()

@@ -149,7 +149,8 @@ static int writer_deflate(suc_writer *w, const uint8_t *bytes, size_t len, int f
 /* Settles how a streamed body is stored, from its first PROBE_BYTES kept in buf: as it is when
  * they do not compress (media, archives arriving from an origin), so the file is no larger than
  * the body and reads neither inflate it nor read it to reach a range; else they are deflated and
- * the rest follows through zlib. A body that ends shorter than the sample is deflated, as before. */
+ * the rest follows through zlib. A body that ends shorter than the sample is never streamed
+ * through zlib: writer_finish compresses it whole (writer_compress_held). */
 static int writer_decide(suc_writer *w, suc_error *err) {
     w->deciding = 0;
     size_t n = w->len - SUC_BODY_HEADER_LEN;
@@ -170,10 +171,34 @@ static int writer_decide(suc_writer *w, suc_error *err) {
     return rc;
 }
 
+static int writer_put_whole(suc_writer *w, const uint8_t *body, size_t len, int compress, suc_error *err);
+
+/* A streamed body that ended within the sample is all in buf: it is stored as a body handed over
+ * whole would be (suc_body_compress: fixed codes for a small one, then raw when that is no
+ * smaller), so an API response arriving from an origin reads back as cheaply as one put whole. */
+static int writer_compress_held(suc_writer *w, suc_error *err) {
+    w->deciding = 0;
+    suc_zpool_give_deflate(w->c, w->zs);
+    w->zs = NULL;
+    size_t n = w->len - SUC_BODY_HEADER_LEN;
+    if (n == 0) { /* nothing to compress: an empty raw body, as suc_put stores one */
+        w->raw = 1;
+        w->finished = 1;
+        return SUC_OK;
+    }
+    uint8_t *held = suc_os_malloc(n);
+    if (!held) return suc_fail(err, SUC_ENOMEM, "malloc(writer)", ENOMEM, 0, "out of memory");
+    memcpy(held, w->buf + SUC_BODY_HEADER_LEN, n);
+    w->len = SUC_BODY_HEADER_LEN;
+    int rc = writer_put_whole(w, held, n, 1, err);
+    free(held);
+    return rc;
+}
+
 /* Ends the zlib stream (once). */
 static int writer_finish(suc_writer *w, suc_error *err) {
     int rc;
-    if (w->deciding && (rc = writer_decide(w, err))) return writer_failed(w, rc);
+    if (w->deciding && (rc = writer_compress_held(w, err))) return writer_failed(w, rc);
     if (w->raw || w->finished) return SUC_OK;
     rc = writer_deflate(w, NULL, 0, Z_FINISH, err);
     if (rc) return writer_failed(w, rc);

@@ -46,14 +46,24 @@ struct RoundTripTests {
 
     /// Up to 2 KiB a compressed body is deflated with the format's fixed codes (the reader builds
     /// no decoding tables for it); a larger one with codes of its own. Either is one zlib stream.
+    /// A streamed body that ends within the writer's 64 KiB sample is compressed as a whole one.
     @Test(
-        "a small body is deflated with fixed codes, a larger one with codes of its own",
-        arguments: [(1024, 1), (2048, 1), (2049, 2), (16384, 2)] as [(Int, UInt8)])
-    func smallBodiesUseFixedCodes(size: Int, blockType: UInt8) throws {
+        "a small body is deflated with fixed codes, a larger one with codes of its own, put whole or streamed",
+        arguments: [
+            (1024, 1, false), (2048, 1, false), (2049, 2, false), (16384, 2, false), (1024, 1, true),
+            (16384, 2, true),
+        ] as [(Int, UInt8, Bool)])
+    func smallBodiesUseFixedCodes(size: Int, blockType: UInt8, streamed: Bool) throws {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache)
         let body = makeBody(size: size, compressible: true, seed: 31)
-        try store.store(RecordDescriptor(key: bytes("k")), body: body)
+        if streamed {
+            var writer = try store.makeBodyWriter()
+            for start in stride(from: 0, to: size, by: 700) { try writer.append(body[start..<min(start + 700, size)]) }
+            _ = try writer.commit(RecordDescriptor(key: bytes("k")))
+        } else {
+            try store.store(RecordDescriptor(key: bytes("k")), body: body)
+        }
         let hit = try #require(try store.record(for: bytes("k")))
         #expect(hit.body == body)
         #expect(hit.isCompressed)
@@ -83,14 +93,16 @@ struct RoundTripTests {
     }
 
     /// A streamed body is stored as it is when its first 64 KiB do not compress (so its file is
-    /// no larger than the body, and a range deep in it reads only that range); otherwise, or when
-    /// it is shorter than that sample, compressed. Pieces of any size cross the sample's end.
+    /// no larger than the body, and a range deep in it reads only that range); otherwise
+    /// compressed. One shorter than that sample is stored as a whole body would be: compressed
+    /// unless that is no smaller. Pieces of any size cross the sample's end.
     @Test(
         "a streamed body is stored as it is when its start does not compress",
         arguments: [
             (400_000, false, 1_000, false), (400_000, false, 400_000, false), (400_000, false, 65_535, false),
             (3 << 20, false, 70_001, false), (400_000, true, 1_000, true), (3 << 20, true, 400_000, true),
-            (30_000, false, 1_000, true), (65_536, false, 65_536, false), (0, false, 1, true),
+            (30_000, false, 1_000, false), (30_000, true, 1_000, true), (65_536, false, 65_536, false),
+            (0, false, 1, true),
         ] as [(Int, Bool, Int, Bool)])
     func streamedRawOrCompressed(size: Int, compressible: Bool, piece: Int, storedCompressed: Bool) throws {
         let dir = TestDirectory()

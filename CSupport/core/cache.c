@@ -637,7 +637,10 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
         MDB_dbi dbis[4];
         rc = open_generation_env(c, g, 0, &env, err);
         if (!rc && (rc = open_tables_read(env, dbis, err))) mdb_env_close(env);
-        if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue; /* switched again */
+        /* Switched again: the file of `g` was retired before we opened it (SUC_ENOENT), or
+         * between our check and LMDB's open, which then made an empty one (no tables; the next
+         * compaction removes it with the other retired generations). Follow the newer one. */
+        if (rc && suc_gen_published(c) != g) continue;
         if (rc) break;
         pthread_mutex_lock(&c->pool_mu);
         for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define BODY_MAGIC 0x42435553u /* "SUCB" little-endian */
 _Static_assert(32 + SUC_BODY_ID_LEN == SUC_BODY_HEADER_LEN, "body header layout");
@@ -48,6 +49,14 @@ int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int cr
     if (fd < 0 && errno == ENOENT && create) {
         if (suc_make_dir(c->bodiesfd, sub, &fd, NULL) != SUC_OK) fd = -1;
         else if (atomic_load(&c->fanout_dirs) < 256) atomic_fetch_add(&c->fanout_dirs, 1);
+    }
+    /* A process of another user that is making this directory right now: mkdirat applied its
+     * umask, and until its fchmod a moment later (suc_make_dir) the directory is its owner's
+     * alone (docs/Reliability.md §3.4, T9). Wait for that, up to ~25 ms; a directory that stays
+     * closed to us is a real permission error. */
+    for (useconds_t pause = 50; fd < 0 && errno == EACCES && pause <= 12800; pause *= 2) {
+        usleep(pause);
+        fd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
     }
     return fd;
 }

@@ -152,14 +152,8 @@ pid $WORK/nginx-cache.pid;
 error_log $WORK/nginx-cache-error.log warn;
 events { worker_connections 1024; }
 http {
-    access_log off;
-    client_body_temp_path $WORK/tmp/body;
-    proxy_temp_path $WORK/tmp/proxy;
-    fastcgi_temp_path $WORK/tmp/fastcgi;
-    uwsgi_temp_path $WORK/tmp/uwsgi;
-    scgi_temp_path $WORK/tmp/scgi;
-    keepalive_requests 100000000;
-    proxy_cache_path $WORK/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=60m use_temp_path=off;
+$(nginx_http_basics "$WORK/tmp")
+$(nginx_cache_zone "$WORK/nginx-cache")
 $(nginx_cache_server_block "$NGINX_PORT" "$ORIGIN_PORT")
 }
 CONF

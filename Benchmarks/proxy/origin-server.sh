@@ -25,21 +25,34 @@ pid $1/nginx.pid;
 error_log $1/nginx-error.log warn;
 events { worker_connections 1024; }
 http {
-    access_log off;
-    client_body_temp_path $1/tmp/body;
-    proxy_temp_path $1/tmp/proxy;
-    fastcgi_temp_path $1/tmp/fastcgi;
-    uwsgi_temp_path $1/tmp/uwsgi;
-    scgi_temp_path $1/tmp/scgi;
-    keepalive_requests 100000000;
+$(nginx_http_basics "$1/tmp")
 $(origin_server_block "$2" "$3")
 }
 CONF
 }
 
+# What every nginx http block of the proxy benchmarks holds: no access log, temp files under
+# TMP, keep-alive without a request limit.
+nginx_http_basics() { # tmp
+    cat <<BASICS
+    access_log off;
+    client_body_temp_path $1/body;
+    proxy_temp_path $1/proxy;
+    fastcgi_temp_path $1/fastcgi;
+    uwsgi_temp_path $1/uwsgi;
+    scgi_temp_path $1/scgi;
+    keepalive_requests 100000000;
+BASICS
+}
+
+# The cache zone nginx_cache_server_block uses, in DIR (a line of the http block).
+nginx_cache_zone() { # dir
+    echo "    proxy_cache_path $1 levels=1:2 keys_zone=bench:10m max_size=1g inactive=60m use_temp_path=off;"
+}
+
 # nginx proxy_cache in front of the origin, as a shared cache: RFC headers decide, a status header;
-# under /miss/ the same proxying without a cache. Needs `proxy_cache_path ... keys_zone=bench:10m`
-# in the http block around it.
+# under /miss/ the same proxying without a cache. Needs nginx_cache_zone in the http block around
+# it.
 nginx_cache_server_block() { # port origin_port
     cat <<BLOCK
     server {

@@ -96,15 +96,9 @@ pid $WORK/nginx.pid;
 error_log $WORK/nginx-error.log warn;
 events { worker_connections 4096; }
 http {
-    access_log off;
-    client_body_temp_path $WORK/nginx-tmp/body;
-    proxy_temp_path $WORK/nginx-tmp/proxy;
-    fastcgi_temp_path $WORK/nginx-tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx-tmp/uwsgi;
-    scgi_temp_path $WORK/nginx-tmp/scgi;
-    keepalive_requests 100000000;
+$(nginx_http_basics "$WORK/nginx-tmp")
     keepalive_timeout 75s;
-    proxy_cache_path $WORK/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=60m use_temp_path=off;
+$(nginx_cache_zone "$WORK/nginx-cache")
     # The origin (not measured: every measured request is a cache hit).
 $(origin_server_block "$ORIGIN_PORT" "$WORK/www")
 $(nginx_cache_server_block "$NGINX_PORT" "$ORIGIN_PORT")

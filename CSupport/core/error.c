@@ -37,10 +37,17 @@ int suc_fail(suc_error *err, int code, const char *op, int sys_errno, int lib_rc
         err->sys_errno = sys_errno;
         err->lib_rc = lib_rc;
         err->op = op;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
+        if (!strchr(fmt, '%')) {
+            /* A fixed message (a miss's "no such entry", on every miss): copied, not formatted. */
+            size_t n = strnlen(fmt, sizeof err->message - 1);
+            memcpy(err->message, fmt, n);
+            err->message[n] = 0;
+        } else {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err->message, sizeof err->message, fmt, ap);
+            va_end(ap);
+        }
     }
     return code;
 }

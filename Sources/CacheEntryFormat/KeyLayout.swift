@@ -19,14 +19,23 @@ package enum KeyLayout {
     /// The key bytes; the URL is `urlParts` written one after another (the caller's normalised
     /// URL in pieces, so no joined string is built on the lookup path).
     package static func encode(partition: String, method: String, urlParts: String...) -> [UInt8] {
-        let urlBytes = urlParts.reduce(0) { $0 + $1.utf8.count }
-        var writer = ByteWriter(reservingCapacity: 14 + partition.utf8.count + method.utf8.count + urlBytes)
+        encode(partition: partition, method: method, urlByteCount: urlParts.reduce(0) { $0 + $1.utf8.count }) {
+            for part in urlParts { $0 += part.utf8 }
+        }
+    }
+
+    /// The key bytes, the URL written by `appendURL`, which must append exactly `urlByteCount`
+    /// bytes (a caller that writes the URL straight from the bytes it parsed).
+    package static func encode(
+        partition: String, method: String, urlByteCount: Int, appendURL: (inout [UInt8]) -> Void
+    ) -> [UInt8] {
+        var writer = ByteWriter(reservingCapacity: 14 + partition.utf8.count + method.utf8.count + urlByteCount)
         writer.bytes.append(tag)
         writer.bytes.append(formatVersion)
         writer.appendString(partition)
         writer.appendString(method)
-        writer.appendUInt32(UInt32(clamping: urlBytes))
-        for part in urlParts { writer.bytes += part.utf8 }
+        writer.appendUInt32(UInt32(clamping: urlByteCount))
+        appendURL(&writer.bytes)
         return writer.bytes
     }
 

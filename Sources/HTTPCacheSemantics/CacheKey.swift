@@ -24,9 +24,7 @@ public struct CacheKey: Sendable, Hashable {
     ///   - url: The absolute request URL.
     /// - Throws: ``CacheKeyError`` when the request is not cacheable.
     public init(partition: String, method: HTTPRequest.Method, url: String) throws(CacheKeyError) {
-        let partitionBytes = partition.utf8.count
-        guard partitionBytes <= Self.maximumPartitionBytes else { throw .partitionTooLong(bytes: partitionBytes) }
-        guard method == .get || method == .head else { throw .methodNotCacheable }
+        try Self.check(partition: partition, method: method)
         self.partition = partition
         self.method = method
         self.url = try NormalizedURL(url)
@@ -42,5 +40,25 @@ public struct CacheKey: Sendable, Hashable {
         KeyLayout.encode(
             partition: partition, method: method.rawValue,
             urlParts: url.scheme, "://", url.host, url.port.map { ":\($0)" } ?? "", url.pathAndQuery)
+    }
+
+    /// The ``encoded`` bytes of the key `init(partition:method:url:)` would build, with the
+    /// same checks and errors, written straight from the URL's bytes: no ``NormalizedURL`` and
+    /// none of its strings are made. Every lookup of a URL not seen before pays for its key.
+    public static func encoded(partition: String, method: HTTPRequest.Method, url: String) throws(CacheKeyError)
+        -> [UInt8]
+    {
+        try check(partition: partition, method: method)
+        let bytes = Array(url.utf8)
+        let syntax = try URLSyntax(bytes)
+        return KeyLayout.encode(
+            partition: partition, method: method.rawValue, urlByteCount: syntax.normalizedByteCount
+        ) { syntax.appendNormalized(of: bytes, to: &$0) }
+    }
+
+    private static func check(partition: String, method: HTTPRequest.Method) throws(CacheKeyError) {
+        let partitionBytes = partition.utf8.count
+        guard partitionBytes <= maximumPartitionBytes else { throw .partitionTooLong(bytes: partitionBytes) }
+        guard method == .get || method == .head else { throw .methodNotCacheable }
     }
 }

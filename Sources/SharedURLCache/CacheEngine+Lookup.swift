@@ -12,6 +12,9 @@ import SharedURLCacheStore
 struct LookupKey: Sendable {
     var key: [UInt8]
     var requestFields: HTTPFields
+    /// The URL string to remember ``key`` under (``KeyMemo``) if the lookup finds an entry; nil
+    /// when the key came from the memo or is not to be remembered.
+    var memoURL: String? = nil
 }
 
 /// Whether a lookup counts its hit or miss at once, or leaves it to its caller.
@@ -67,22 +70,35 @@ struct DiskRecord<Extra> {
 extension CacheEngine {
     /// Builds the primary key: ``CacheKey`` (partition, method, normalised URL with query).
     /// GET keys are remembered per URL string (``KeyMemo``): the partition is fixed per cache and
-    /// `Vary` only selects the variant, so the string alone determines the key.
-    func cacheKey(method: String?, url: URL?) -> Result<[UInt8], StoreRefusal> {
+    /// `Vary` only selects the variant, so the string alone determines the key. A key computed
+    /// with `rememberNow` false is not remembered; its string comes back as `memoURL`, for a
+    /// lookup to remember once it finds an entry: a lookup of a URL never stored (a miss of a new
+    /// URL, the common miss) then costs the memo nothing, and fills it with nothing that a hit
+    /// would want (Benchmarks/RESULTS.md).
+    func cacheKey(method: String?, url: URL?, rememberNow: Bool = true) -> Result<
+        (key: [UInt8], memoURL: String?), StoreRefusal
+    > {
         guard let url else { return .failure(.uncacheableRequest("no URL")) }
         let urlString = url.absoluteString
         let isGet = method == nil || method == "GET"
-        if isGet, let key = keyMemo.withLock({ $0.key(for: urlString) }) { return .success(key) }
+        if isGet, let key = keyMemo.withLock({ $0.key(for: urlString) }) { return .success((key, nil)) }
         guard let method = HTTPRequest.Method(method ?? "GET") else {
             return .failure(.uncacheableRequest("invalid method"))
         }
         do {
-            let key = try CacheKey(partition: configuration.partition, method: method, url: urlString).encoded
-            if isGet { keyMemo.withLock { $0.remember(key, for: urlString) } }
-            return .success(key)
+            let key = try CacheKey.encoded(partition: configuration.partition, method: method, url: urlString)
+            guard isGet else { return .success((key, nil)) }
+            guard rememberNow else { return .success((key, urlString)) }
+            remember(key, for: urlString)
+            return .success((key, nil))
         } catch {
             return .failure(.uncacheableRequest("\(error)"))
         }
+    }
+
+    /// Keeps `key` as the key of the GET of `url` (``KeyMemo``).
+    func remember(_ key: [UInt8], for url: String) {
+        keyMemo.withLock { $0.remember(key, for: url) }
     }
 
     /// ``cacheKey(method:url:)`` for the GET of a URL string (the caching flow's lookups and
@@ -91,15 +107,16 @@ extension CacheEngine {
     /// long way every time, to the same key.
     func httpKey(url: String) -> Result<[UInt8], StoreRefusal> {
         if let key = keyMemo.withLock({ $0.key(for: url) }) { return .success(key) }
-        return cacheKey(method: "GET", url: URL(string: url))
+        return cacheKey(method: "GET", url: URL(string: url)).map(\.key)
     }
 
     /// The cache's view of a request to look up, or `nil` (counted as a miss) when the request
     /// cannot have been stored.
     func lookupKey(for request: URLRequest) -> LookupKey? {
-        switch cacheKey(method: request.httpMethod, url: request.url) {
-        case .success(let key):
-            return LookupKey(key: key, requestFields: HTTPFields(pairs: request.allHTTPHeaderFields ?? [:]))
+        switch cacheKey(method: request.httpMethod, url: request.url, rememberNow: false) {
+        case .success(let (key, memoURL)):
+            return LookupKey(
+                key: key, requestFields: HTTPFields(pairs: request.allHTTPHeaderFields ?? [:]), memoURL: memoURL)
         case .failure(let why):
             countMiss()
             logger.debug("lookup of an uncacheable request", metadata: ["reason": "\(why)"])
@@ -116,10 +133,12 @@ extension CacheEngine {
     ///     look up again (it counts a hit it serves with ``countHit(fromMemory:)``).
     func find(_ lookup: LookupKey, delivery: BodyDelivery = .whole, counting: LookupCounting = .now) -> FoundEntry? {
         if let found = findInMemory(lookup) {
+            if let url = lookup.memoURL { remember(lookup.key, for: url) }
             if counting == .now { countHit(fromMemory: true) }
             return found
         }
         let found = findOnDisk(lookup, delivery: delivery)
+        if found != nil, let url = lookup.memoURL { remember(lookup.key, for: url) }
         if counting == .now {
             if found == nil { countMiss() } else { countHit() }
         }

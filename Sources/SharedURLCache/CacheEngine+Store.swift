@@ -35,7 +35,7 @@ extension CacheEngine {
         }
         let key: [UInt8]
         switch cacheKey(method: request.httpMethod, url: request.url) {
-        case .success(let bytes): key = bytes
+        case .success(let computed): key = computed.key
         case .failure(let why):
             refuse(why, url: request.url)
             return nil

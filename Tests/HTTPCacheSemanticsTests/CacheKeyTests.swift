@@ -52,6 +52,7 @@ struct CacheKeyTests {
     @Test(arguments: rejections)
     func rejects(_ testCase: KeyRejectionCase) {
         #expect(throws: testCase.expected) { try CacheKey(partition: "p", method: .get, url: testCase.url) }
+        #expect(throws: testCase.expected) { try CacheKey.encoded(partition: "p", method: .get, url: testCase.url) }
     }
 
     @Test("key-method-get-head-only [docs/Reliability.md §3.2]")
@@ -186,10 +187,15 @@ struct CacheKeyTests {
                 url = String(String.UnicodeScalarView(scalars))
             }
             let partition = ["", "a", "ab", "tenant"].randomElement(using: &random)!
+            // The lookup path's one-pass encoding gives the same key, or the same error.
+            let direct = Result { () throws(CacheKeyError) in
+                try CacheKey.encoded(partition: partition, method: .get, url: url)
+            }
             do {
                 // When
                 let key = try CacheKey(partition: partition, method: .get, url: url)
                 accepted += 1
+                #expect(direct == .success(key.encoded), "seed \(seed): \(url.debugDescription)")
                 // Then: normalised form is clean and stable, and the encoding never aliases
                 let text = key.url.string
                 #expect(text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "seed \(seed): \(url.debugDescription)")
@@ -204,6 +210,7 @@ struct CacheKeyTests {
                 keys[key.encoded] = identity
             } catch {
                 rejected += 1
+                #expect(direct == .failure(error), "seed \(seed): \(url.debugDescription)")
             }
         }
         #expect(accepted > 2000)
@@ -229,6 +236,7 @@ struct CacheKeyTests {
             [UInt8(ascii: "K"), CacheKey.formatVersion] + field(Array(partition.utf8))
             + field(Array("HEAD".utf8)) + field(Array(key.url.string.utf8))
         #expect(key.encoded == expected)
+        #expect(try CacheKey.encoded(partition: partition, method: .head, url: url) == expected)
     }
 
     /// Every byte of a path and of a query is accepted exactly when RFC 3986 allows it there

@@ -92,10 +92,29 @@ struct HitPathTests {
     @Test func keyMemoHoldsAtMostItsLimitThroughTheCache() throws {
         let directory = TestDirectory()
         let cache = try directory.makeCache(memory: 0)
+        var most = 0
         for i in 0..<(KeyMemo.defaultLimit + 10) {
-            _ = cache.cachedResponse(for: request("https://api.example.com/many/\(i)"))
+            let url = "https://api.example.com/many/\(i)"
+            cache.put(url, "\(i)")
+            #expect(cache.get(url) == "\(i)")
+            most = max(most, cache.engine.keyMemo.withLock { $0.keys.count })
         }
-        #expect(cache.engine.keyMemo.withLock { $0.keys.count } <= KeyMemo.defaultLimit)
+        #expect(most == KeyMemo.defaultLimit)
+    }
+
+    /// A lookup remembers its key only when it finds an entry: a miss of a URL never stored (the
+    /// usual miss) neither pays for the memo nor pushes out the keys hits use.
+    @Test func onlyLookupsThatFindAnEntryRememberTheirKey() throws {
+        let directory = TestDirectory()
+        let writer = try directory.makeCache(memory: 0)
+        let url = "https://api.example.com/stored-elsewhere"
+        writer.put(url, "stored")
+        let reader = try directory.makeCache(memory: 0)
+        #expect(reader.get("https://api.example.com/never-stored") == nil)
+        #expect(reader.engine.keyMemo.withLock { $0.keys.isEmpty })
+        #expect(reader.get(url) == "stored")
+        #expect(reader.engine.keyMemo.withLock { $0.key(for: url) } != nil)
+        #expect(reader.get(url) == "stored")
     }
 
     @Test func rememberedKeysKeepPartitionsApart() throws {
@@ -110,22 +129,22 @@ struct HitPathTests {
         #expect(a.get(url) == "for a")
         #expect(b.get(url) == "for b")
         #expect(
-            try a.engine.cacheKey(method: "GET", url: URL(string: url)).get()
-                != b.engine.cacheKey(method: "GET", url: URL(string: url)).get())
+            try a.engine.cacheKey(method: "GET", url: URL(string: url)).get().key
+                != b.engine.cacheKey(method: "GET", url: URL(string: url)).get().key)
     }
 
     @Test func rememberedKeysAreTheKeysBuiltAfresh() throws {
         let directory = TestDirectory()
         let cache = try directory.makeCache()
         let url = "https://API.example.com:443/items/1?v=1"
-        let first = try cache.engine.cacheKey(method: nil, url: URL(string: url)).get()
-        let again = try cache.engine.cacheKey(method: "GET", url: URL(string: url)).get()
+        let first = try cache.engine.cacheKey(method: nil, url: URL(string: url)).get().key
+        let again = try cache.engine.cacheKey(method: "GET", url: URL(string: url)).get().key
         #expect(first == again)
         let fresh = try CacheKey(partition: "", method: .get, url: url).encoded
         #expect(first == fresh)
-        #expect(try cache.engine.cacheKey(method: "HEAD", url: URL(string: url)).get() != first)
+        #expect(try cache.engine.cacheKey(method: "HEAD", url: URL(string: url)).get().key != first)
         #expect(
-            try cache.engine.cacheKey(method: "GET", url: URL(string: "https://api.example.com/items/1?v=2")).get()
+            try cache.engine.cacheKey(method: "GET", url: URL(string: "https://api.example.com/items/1?v=2")).get().key
                 != first)
     }
 

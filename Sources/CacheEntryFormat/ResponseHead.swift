@@ -110,7 +110,7 @@ package struct ResponseHead: Sendable, Hashable {
     /// by trailing bytes.
     package init?(decoding bytes: [UInt8]) {
         var reader = ByteReader(bytes)
-        guard reader.readBytes(2).map(Array.init) == Self.magic, let version = reader.readUInt8(),
+        guard reader.readBytes(2)?.elementsEqual(Self.magic) == true, let version = reader.readUInt8(),
             version == Self.formatVersion || version == Self.exchangeFormatVersion,
             let kindByte = reader.readUInt8(), let kind = Kind(rawValue: kindByte),
             let status = reader.readUInt16(), let length = reader.readUInt64(),

@@ -36,10 +36,13 @@ extension CacheEngine {
         let response: URLResponse
         switch entry.head.kind {
         case .http:
-            var fields: [String: String] = [:]
+            var fields = [String: String](minimumCapacity: entry.head.headerFields.count)
             for pair in entry.head.headerFields {
                 // A dictionary cannot hold repeated names; combine them as RFC 9110 §5.3 allows.
-                fields[pair.name] = fields[pair.name].map { $0 + ", " + pair.value } ?? pair.value
+                // One hash per name that is not repeated (the usual case), and no regrowth.
+                if let earlier = fields.updateValue(pair.value, forKey: pair.name) {
+                    fields[pair.name] = earlier + ", " + pair.value
+                }
             }
             guard
                 let http = HTTPURLResponse(

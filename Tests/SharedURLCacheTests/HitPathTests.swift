@@ -1,3 +1,4 @@
+import CacheEntryFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -74,6 +75,25 @@ struct HitPathTests {
         let first = try #require(cache.cachedResponse(for: request(url)))
         #expect(cache.cachedResponse(for: request(url)) === first)
         #expect(first.storagePolicy == .allowedInMemoryOnly)
+    }
+
+    /// Foundation's header dictionary holds one value per name: a name the response repeats
+    /// (the HTTP flow stores fields as sent) is combined into one comma-separated value, in order.
+    @Test func repeatedFieldNamesAreCombinedInTheResponse() throws {
+        let directory = TestDirectory()
+        let cache = try directory.makeCache()
+        let url = "https://api.example.com/links"
+        let head = ResponseHead(
+            kind: .http, statusCode: 200, expectedContentLength: 2, url: url, mimeType: nil, textEncodingName: nil,
+            headerFields: [
+                .init(name: "Link", value: "<a>"), .init(name: "Content-Type", value: "text/plain"),
+                .init(name: "Link", value: "<b>"), .init(name: "Link", value: "<c>"),
+            ], varyRequestFields: [])
+        let entry = CacheEntry(head: head, body: Data("ok".utf8), userInfo: [], storedAt: Date(), inMemoryOnly: false)
+        let built = try #require(cache.engine.makeCachedResponse(entry)?.response as? HTTPURLResponse)
+        #expect(built.value(forHTTPHeaderField: "Link") == "<a>, <b>, <c>")
+        #expect(built.value(forHTTPHeaderField: "Content-Type") == "text/plain")
+        #expect(built.allHeaderFields.count == 2)
     }
 
     @Test func keyMemoIsBounded() {

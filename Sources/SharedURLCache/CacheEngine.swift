@@ -11,7 +11,8 @@ import Synchronization
 /// its `Vary` bookkeeping, CacheEngine+Store.swift and CacheEngine+Streaming.swift).
 ///
 /// How a hit travels: `SharedCache.cachedResponse(for:)` → ``lookupKey(for:)`` (the key, memoised
-/// per URL) → ``find(_:delivery:counting:)``: the memory tier's item, served after one index
+/// per URL once a store wrote it or a lookup found it) → ``find(_:delivery:counting:)``: the
+/// memory tier's item, served after one index
 /// read of its version, else the store's record (one index read, or two with `Vary`) and its
 /// body, which then enters the memory tier → ``cachedResponse(for:requestURL:)`` builds
 /// Foundation's objects once per memory item. The flow's ``httpLookup(url:requestFields:delivery:counting:)``

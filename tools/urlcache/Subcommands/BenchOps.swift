@@ -34,6 +34,8 @@ struct BenchOps: ParsableCommand {
     @Option(help: "Body size in bytes.") var size = 1024
     @Option(help: "Entries stored before timing.") var entries = 2000
     @Option(help: "Operations timed per phase.") var operations = 2000
+    @Option(help: "Hits and misses timed (default: --operations); lookups are fast, so a longer phase.")
+    var lookups: Int?
     @Option(help: "Phases to time, comma-separated: hit, miss, store, purge.") var phases = "hit,miss,store"
     @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
     @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
@@ -46,7 +48,10 @@ struct BenchOps: ParsableCommand {
         else {
             throw ValidationError("unknown implementation \(implementation)")
         }
-        guard entries > 0, operations >= 0, size >= 0 else { throw ValidationError("--entries > 0, --operations ≥ 0") }
+        guard entries > 0, operations >= 0, size >= 0, (lookups ?? 0) >= 0 else {
+            throw ValidationError("--entries > 0, --operations ≥ 0, --lookups ≥ 0")
+        }
+        let lookupCount = lookups ?? operations
         let wanted = Set(phases.split(separator: ",").map(String.init))
         let memory = implementation == "shared-cache-memory"
         var configuration = SharedCacheConfiguration(
@@ -76,10 +81,10 @@ struct BenchOps: ParsableCommand {
         // only for the phases asked for: an instruction count of one phase (callgrind, with
         // --operations 0 and N) must not include the preparation of the others.
         let hot = memory ? min(entries, 256) : entries
-        let hitRequests = (wanted.contains("hit") ? 0..<operations : 0..<0).map { _ in
+        let hitRequests = (wanted.contains("hit") ? 0..<lookupCount : 0..<0).map { _ in
             URLRequest(url: Self.url(nextIndex(hot)))
         }
-        let missRequests = (wanted.contains("miss") ? 0..<operations : 0..<0).map { URLRequest(url: Self.missURL($0)) }
+        let missRequests = (wanted.contains("miss") ? 0..<lookupCount : 0..<0).map { URLRequest(url: Self.missURL($0)) }
         var result: [String: Double] = [:]
         func timed(_ name: String, _ work: () throws -> Int) rethrows {
             guard wanted.contains(name) else { return }

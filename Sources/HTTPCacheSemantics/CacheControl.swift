@@ -140,10 +140,8 @@ public struct CacheControl: Sendable, Hashable {
         var index = 0
         var count = 0
         let end = bytes.count
-        func isOWS(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
-
         while index < end {
-            while index < end, isOWS(bytes[index]) || bytes[index] == UInt8(ascii: ",") { index += 1 }
+            while index < end, bytes[index].isOWS || bytes[index] == UInt8(ascii: ",") { index += 1 }
             guard index < end else { break }
             guard count < Self.maximumDirectives else {
                 isMalformed = true
@@ -151,7 +149,7 @@ public struct CacheControl: Sendable, Hashable {
             }
             let nameStart = index
             while index < end, bytes[index] != UInt8(ascii: "="), bytes[index] != UInt8(ascii: ","),
-                !isOWS(bytes[index])
+                !bytes[index].isOWS
             {
                 index += 1
             }
@@ -160,11 +158,11 @@ public struct CacheControl: Sendable, Hashable {
                 return
             }
             let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
-            while index < end, isOWS(bytes[index]) { index += 1 }
+            while index < end, bytes[index].isOWS { index += 1 }
             var argument: String?
             if index < end, bytes[index] == UInt8(ascii: "=") {
                 index += 1
-                while index < end, isOWS(bytes[index]) { index += 1 }
+                while index < end, bytes[index].isOWS { index += 1 }
                 if index < end, bytes[index] == UInt8(ascii: "\"") {
                     // RFC 9110 §5.6.4 quoted-string with quoted-pair.
                     index += 1
@@ -192,7 +190,7 @@ public struct CacheControl: Sendable, Hashable {
                     argument = String(decoding: value, as: UTF8.self)
                 } else {
                     let valueStart = index
-                    while index < end, bytes[index] != UInt8(ascii: ","), !isOWS(bytes[index]) { index += 1 }
+                    while index < end, bytes[index] != UInt8(ascii: ","), !bytes[index].isOWS { index += 1 }
                     argument = String(decoding: bytes[valueStart..<index], as: UTF8.self)
                 }
             }
@@ -265,16 +263,5 @@ public struct CacheControl: Sendable, Hashable {
 
     private static func fieldNames(_ argument: String) -> [String] {
         argument.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
-    }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing SP / HTAB (RFC 9110 §5.6.3 OWS).
-    func trimmingOWS() -> String {
-        let text = String(self)
-        var trimmed = text[...]
-        while let first = trimmed.first, first == " " || first == "\t" { trimmed.removeFirst() }
-        while let last = trimmed.last, last == " " || last == "\t" { trimmed.removeLast() }
-        return String(trimmed)
     }
 }

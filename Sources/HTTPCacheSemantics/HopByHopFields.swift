@@ -33,10 +33,7 @@ public enum HopByHopFields {
         var names = hopByHopFieldNames
         for line in connectionLines {
             for member in line.utf8.split(separator: UInt8(ascii: ",")) {
-                var token = member.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-                while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
-                    token = token.dropLast()
-                }
+                let token = member.trimmingOWS()
                 if token.isEmpty || isInTable(token) { continue }
                 names.insert(Substring(token).lowercased())
             }

@@ -722,6 +722,14 @@ static int open_current(suc_cache *c, int create, const char *path, suc_error *e
         if (lost && create) rc = open_generation_env(c, g, 1, &env, err);
         else if (lost) rc = suc_fail(err, SUC_ENOTCACHE, "open(index)", ENOENT, 0, "%s holds no cache index", path);
         if (rc) return rc;
+        /* As in suc_cache_follow: a rewrite publishes the new generation before it retires the
+         * old file, so if `g` is no longer the published one, the file we opened may be an empty
+         * one LMDB made after the retirement. Take the newer generation instead of writing tables
+         * into that one. */
+        if (suc_gen_published(c) != g) {
+            mdb_env_close(env);
+            continue;
+        }
         if (c->env) mdb_env_close(c->env);
         adopt_env(c, env, g);
         init_ctx ictx = {lost};

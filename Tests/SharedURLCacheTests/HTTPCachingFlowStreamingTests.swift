@@ -46,7 +46,7 @@ extension FlowHarness {
         return try await flow.streamingResponse(
             for: request, policy: policy, maximumStoredBodyBytes: maximumStoredBodyBytes
         ) { request, body in
-            let (response, data) = try await Task.detached { try LoopbackClient.send(request, body: body) }.value
+            let (response, data) = try await runBlocking { try LoopbackClient.send(request, body: body) }
             return (response, OriginBody(ChunkedBody(data: data, chunkBytes: 16 << 10, failAfter: failAfterChunks)))
         }
     }

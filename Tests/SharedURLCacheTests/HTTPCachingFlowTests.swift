@@ -45,7 +45,10 @@ final class FlowHarness: Sendable {
         let request = HTTPRequest(
             method: method, scheme: "http", authority: "127.0.0.1:\(origin.port)", path: path, headerFields: fields)
         return try await flow.response(for: request, body: body, policy: policy) { request, body in
-            try await Task.detached { try LoopbackClient.send(request, body: body) }.value
+            // The socket calls block: on runBlocking's threads, never the cooperative pool's, or a
+            // background revalidation's fetch waited behind other tests' blocked threads for over
+            // 10 s in the parallel ASan stage (two stale-while-revalidate tests failed there once).
+            try await runBlocking { try LoopbackClient.send(request, body: body) }
         }
     }
 }

@@ -14,8 +14,8 @@
  * the block function (SHA-NI where the CPU has it) on a context on the stack. The one-shot
  * SHA256() of OpenSSL 3 looks the algorithm up by name on every call, and EVP_Digest with the
  * algorithm fetched once still allocates and frees a context per call: measured on a 72-byte
- * key (natively, 5 M calls), EVP_Digest ~208 ns, SHA256_* ~114 ns; a miss of a new URL is ~2 µs
- * through SharedCache, so this is ~5% of it. The functions are deprecated in OpenSSL 3 in favour
+ * key (natively, 5 M calls), EVP_Digest ~208 ns, SHA256_* ~114 ns; through SharedCache the change
+ * made a miss of a new URL ~15% faster (Benchmarks/RESULTS.md, "a miss of a new URL"). The functions are deprecated in OpenSSL 3 in favour
  * of EVP, not removed; OPENSSL_API_COMPAT (set before the includes) keeps them without
  * warnings. The digests are the same bytes: index keys do not change.
  */

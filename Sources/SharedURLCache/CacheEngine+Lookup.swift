@@ -132,15 +132,10 @@ extension CacheEngine {
     ///   - counting: `.deferred` counts nothing: for a caller that may decline what it finds and
     ///     look up again (it counts a hit it serves with ``countHit(fromMemory:)``).
     func find(_ lookup: LookupKey, delivery: BodyDelivery = .whole, counting: LookupCounting = .now) -> FoundEntry? {
-        if let found = findInMemory(lookup) {
-            if let url = lookup.memoURL { remember(lookup.key, for: url) }
-            if counting == .now { countHit(fromMemory: true) }
-            return found
-        }
-        let found = findOnDisk(lookup, delivery: delivery)
+        let found = findInMemory(lookup) ?? findOnDisk(lookup, delivery: delivery)
         if found != nil, let url = lookup.memoURL { remember(lookup.key, for: url) }
         if counting == .now {
-            if found == nil { countMiss() } else { countHit() }
+            if let found { countHit(fromMemory: found.fromMemory) } else { countMiss() }
         }
         return found
     }

@@ -21,11 +21,14 @@ typedef struct purge_ctx {
     uint32_t now_s;
     uint8_t resume[SUC_POSTING_MAX]; size_t resume_len; /* last posting of the committed batch */
     uint8_t last[SUC_POSTING_MAX]; size_t last_len;     /* last posting of this batch */
-    suc_op op;              /* removed count and dead body ids of this batch */
+    suc_op op;              /* removed count and dead body ids of this batch only */
     suc_purge_report batch; /* this batch's counts, added on commit */
     size_t seen;
 } purge_ctx;
 
+/* Empties the batch's results: before every batch, and before a retried transaction starts
+ * over. Each batch's own count is added to the total and only its own bodies are unlinked, so
+ * a purge of N entries unlinks N files and holds at most one batch of body ids. */
 static void purge_reset(void *vctx) {
     purge_ctx *ctx = vctx;
     ctx->op.removed = 0;
@@ -140,6 +143,7 @@ int suc_purge_postings(suc_cache *c, const suc_posting_purge *spec, suc_purge_re
     suc_purge_report total = {0};
     int rc;
     for (;;) {
+        purge_reset(ctx);
         rc = suc_write_txn_ex(c, purge_apply, purge_reset, ctx, !spec->soft, err);
         if (rc) break;
         suc_body_unlink_ids(c, ctx->op.dead_ids, ctx->op.dead_count); /* delete order: commit, then unlink */

@@ -62,6 +62,8 @@ typedef struct index_ctx {
     uint64_t indexed;
 } index_ctx;
 
+/* Before every batch, and before a retried transaction starts over: each batch counts only
+ * the entries it indexed (the report adds them up). */
 static void index_reset(void *vctx) {
     index_ctx *ctx = vctx;
     ctx->seen = 0;
@@ -213,6 +215,7 @@ int suc_partition_set_quota(suc_cache *c, const void *partition, size_t partitio
         index_ctx ix = {0};
         memcpy(ix.pkey, mark.pkey, SUC_PART_KEY_LEN);
         for (;;) {
+            index_reset(&ix);
             rc = suc_write_txn(c, index_apply, index_reset, &ix, err);
             if (rc) break;
             report.indexed_entries += ix.indexed;
@@ -220,7 +223,6 @@ int suc_partition_set_quota(suc_cache *c, const void *partition, size_t partitio
             if (ix.seen < PART_BATCH) break;
             memcpy(ix.after, ix.last, SUC_IKEY_LEN); /* only now: a retried transaction starts over */
             ix.have_after = 1;
-            ix.seen = 0;
         }
         if (!rc) rc = enforce_one(c, mark.pkey, PART_BATCH, &report.evicted_entries, &report.transactions, err);
     }

@@ -126,44 +126,86 @@ extension CacheMaintainer {
         {
             return try purgeInKeyOrder(prefix: prefix, partitions: partitions, selection: selection)
         }
-        var matched: [(key: [UInt8], variant: [UInt8])] = []
-        var matchedBytes = 0
-        var matchedEntries = 0
-        if selection.all && !selection.soft {
-            let stats = try store.statistics()
-            matchedEntries = stats.entries
-            matchedBytes = stats.storedBytes
-        } else {
-            try store.forEachRecord { record in
-                if selection.matches(record) {
-                    matched.append((record.key, record.variant))
-                    matchedBytes += record.footprintSize
-                }
-                return true
-            }
-            matchedEntries = matched.count
-        }
         var report = PurgeReport(
-            directory: directory, selection: selection, dryRun: dryRun, matchedEntries: matchedEntries,
-            matchedBytes: matchedBytes, removedEntries: 0, method: "scan")
-        if selection.soft {
-            if !dryRun {
-                for entry in matched {
-                    report.invalidatedEntries += try store.invalidate(key: entry.key, variant: entry.variant)
-                }
+            directory: directory, selection: selection, dryRun: dryRun, matchedEntries: 0, matchedBytes: 0,
+            removedEntries: 0, method: "scan")
+        let onlySince =
+            selection.storedSince != nil && selection.url == nil && selection.urlPrefix == nil
+            && selection.partition == nil
+        if !selection.soft && (selection.all || onlySince) {
+            // The store's own removals, in batches of their own: the walk (for `--since`) counts.
+            if selection.all {
+                let stats = try store.statistics()
+                report.matchedEntries = stats.entries
+                report.matchedBytes = stats.storedBytes
+            } else {
+                try walk(selection, into: &report, perEntry: nil)
             }
-        } else if selection.all {
-            report.method = "all"
-            if !dryRun { report.removedEntries = try store.removeAll() }
-        } else if let since = selection.storedSince, selection.url == nil, selection.urlPrefix == nil,
-            selection.partition == nil
-        {
-            report.method = "store-time-index"
-            if !dryRun { report.removedEntries = try store.removeAll(storedSince: since) }
-        } else if !dryRun {
-            for entry in matched { report.removedEntries += try store.remove(key: entry.key, variant: entry.variant) }
+            report.method = selection.all ? "all" : "store-time-index"
+            guard !dryRun else { return report }
+            if let since = selection.storedSince {
+                report.removedEntries = try store.removeAll(storedSince: since)
+            } else {
+                report.removedEntries = try store.removeAll()
+            }
+            return report
+        }
+        let store = store
+        let touched = try walk(
+            selection, into: &report,
+            perEntry: dryRun
+                ? nil
+                : selection.soft
+                    ? { (key, variant) throws(CacheError) in try store.invalidate(key: key, variant: variant) }
+                    : { (key, variant) throws(CacheError) in try store.remove(key: key, variant: variant) })
+        if selection.soft {
+            report.invalidatedEntries = touched
+        } else {
+            report.removedEntries = touched
         }
         return report
+    }
+
+    /// Matches a walk hands on at a time: the core's purges remove as many per write transaction.
+    static let purgeBatch = 1000
+
+    /// Walks the records in read transactions of ``purgeBatch``, counting the matches into
+    /// `report`, and hands each match (key, variant) to `perEntry` between those transactions,
+    /// a batch at a time: a walk over N matches holds at most one batch of them, never N.
+    /// - Returns: the sum of what `perEntry` returned (the entries it removed or marked).
+    @discardableResult
+    private func walk(
+        _ selection: PurgeSelection, into report: inout PurgeReport,
+        perEntry: (([UInt8], [UInt8]) throws(CacheError) -> Int)?
+    ) throws -> Int {
+        var pending: [(key: [UInt8], variant: [UInt8])] = []
+        var failure: CacheError?
+        var touched = 0
+        func flush() {
+            guard let perEntry else { return }
+            do {
+                for entry in pending { touched += try perEntry(entry.key, entry.variant) }
+            } catch {
+                failure = error
+            }
+            pending.removeAll(keepingCapacity: true)
+        }
+        var matchedEntries = 0
+        var matchedBytes = 0
+        try store.forEachRecord(batchSize: Self.purgeBatch) { record in
+            guard selection.matches(record) else { return true }
+            matchedEntries += 1
+            matchedBytes += record.footprintSize
+            guard perEntry != nil else { return true }
+            pending.append((record.key, record.variant))
+            if pending.count >= Self.purgeBatch { flush() }
+            return failure == nil
+        }
+        if failure == nil { flush() }
+        report.matchedEntries += matchedEntries
+        report.matchedBytes += matchedBytes
+        if let failure { throw failure }
+        return touched
     }
 
     /// `--url`: the keys are known (GET and HEAD, the methods the cache keys on, in the given

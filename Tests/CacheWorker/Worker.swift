@@ -17,6 +17,7 @@ import Foundation
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (docs/Reliability.md T14)
 ///   CacheWorker rel-* DIR …                              reliability commands, see ReliabilityWorker.swift
+///   CacheWorker bulk DIR OPERATION … FILES               a purge or quota, its unlinks counted (BulkWorker.swift)
 ///   CacheWorker fuzz-replay FAILCASES                    replays Fuzz/FailCases through FuzzChecks.swift
 /// Exit codes: 0 ok, 1 usage, 2 cache error, 3 invariant violated, 4 miss (get).
 @main
@@ -28,6 +29,7 @@ struct Worker {
         if args[1] == "fdcheck" { fdcheck(dir) }
         if args[1] == "faults" { exit(FaultLoop.run(directory: dir)) }
         if args[1].hasPrefix("rel-") { exit(ReliabilityWorker.run(args)) }
+        if args[1] == "bulk" { exit(BulkWorker.run(args)) }
         if args[1] == "fuzz-replay" { exit(FuzzChecks.replay(dir)) }
         if args[1] == "urlsession-get" { exit(URLSessionWorker.get(directory: dir, url: args[3])) }
         do {

@@ -41,16 +41,32 @@ static suc_cache *g_registry;
 static uint64_t g_fork_gen;
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
-/* In a forked child the parent's handles must never be touched again (not even closed: that
- * would drop locks the parent still relies on), so the child forgets them. */
+/* In a forked child the parent's handles are never used again (every call fails with
+ * SUC_EFORKED) and never closed through LMDB: mdb_env_close would clear the parent's reader
+ * slots, which carry the parent's pid. What the child must not keep is what outlives the parent
+ * through it: its copies of the descriptors that carry flock and open-file-description locks
+ * (the generation file's shared lock, request leases: a lease held by a parent that died would
+ * otherwise stay held for the child's whole life). Those are closed. The index mapping stays
+ * (LMDB gives no way to unmap it without closing the environment) but the child never touches
+ * it, so a neighbour's damage to the file cannot fault the child. The registry lock is taken
+ * around fork() so the child never sees the list half changed. */
+static void atfork_prepare(void) { pthread_mutex_lock(&g_registry_mu); }
+
+static void atfork_parent(void) { pthread_mutex_unlock(&g_registry_mu); }
+
 static void atfork_child(void) {
+    for (suc_cache *c = g_registry; c; c = c->next) {
+        if (c->fork_gen != g_fork_gen) continue;
+        if (c->genfd >= 0) close(c->genfd);
+        if (c->leasefd >= 0) close(c->leasefd);
+    }
     g_fork_gen++;
     g_registry = NULL;
     pthread_mutex_init(&g_registry_mu, NULL);
     pthread_cond_init(&g_registry_cv, NULL);
 }
 
-static void install_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
+static void install_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 int suc_cache_check_fork(suc_cache *c, suc_error *err) {
     if (!c) return suc_fail(err, SUC_EINVAL, "suc_cache", 0, 0, "NULL cache handle");
@@ -349,6 +365,7 @@ int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, 
 }
 
 int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only, suc_error *err) {
+    int reliefs = 0; /* a commit that still does not fit after a relief may try again after another */
     for (int attempt = 0;; attempt++) {
         suc_error local = {0};
         MDB_txn *txn = NULL;
@@ -395,6 +412,16 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
             if (grc) return grc;
             if (reset) reset(ctx);
             continue;
+        }
+        /* A full file system: LMDB reports ENOSPC, or EIO for the short write it got instead.
+         * Evict (bodies first) and commit again, while that frees something (space.c). */
+        if (rc == SUC_EIO && suc_fs_is_full(c)) local.code = rc = SUC_EDISKFULL;
+        if (rc == SUC_EDISKFULL && reliefs < 8) {
+            reliefs++;
+            if (suc_relieve_disk_full(c, 0)) {
+                if (reset) reset(ctx);
+                continue;
+            }
         }
         if (err) *err = local;
         return rc;
@@ -530,7 +557,7 @@ static void cache_free(suc_cache *c) {
         inflateEnd(c->inflaters[i]);
         free(c->inflaters[i]);
     }
-    suc_gen_unmap(c);
+    suc_gen_detach(c);
     suc_os_close(c->bodiesfd);
     suc_os_close(c->tmpfd);
     suc_os_close(c->unsyncedfd);
@@ -567,17 +594,117 @@ static suc_cache *cache_alloc(void) {
     return c;
 }
 
+/* Whether an index file we did not just create can be handed to LMDB. LMDB trusts the file it
+ * maps: garbage where it keeps its meta pages is a wild pointer, and a file shorter than the
+ * pages its meta page names is SIGBUS at the first read past the end, in every process that
+ * opens it, again after each restart. Both are checked before any page is touched: LMDB's
+ * magic where LMDB writes it (the first meta page, after the 16-byte page header). */
+#define LMDB_META_MAGIC 0xBEEFC0DEu
+static int index_header_valid(int rootfd, const char *name, struct stat *out) {
+    int fd = suc_os_openat(rootfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return errno == ENOENT ? -1 : 1; /* missing: the caller's ENOENT path; else LMDB says */
+    uint8_t head[24];
+    int ok = suc_os_fstat(fd, out) == 0 && S_ISREG(out->st_mode) &&
+             suc_os_pread_full(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+             suc_get_u32(head + 16) == LMDB_META_MAGIC;
+    suc_os_close(fd);
+    return ok;
+}
+
+/* After LMDB opened `name` by path: the file it opened is the one we checked (no symlink or
+ * other file swapped in between), and it holds every page its meta page names. */
+static int index_file_matches(MDB_env *env, const struct stat *checked, const char *name, suc_error *err) {
+    int fd;
+    struct stat st;
+    MDB_envinfo info;
+    MDB_stat est;
+    if (mdb_env_get_fd(env, &fd) || fstat(fd, &st) < 0)
+        return suc_fail(err, SUC_EIO, "fstat(index)", errno, 0, "cannot stat index file %s", name);
+    if (checked && (st.st_dev != checked->st_dev || st.st_ino != checked->st_ino))
+        return suc_fail(err, SUC_EUNSAFE, "open(index)", 0, 0, "%s was replaced while it was opened", name);
+    if (mdb_env_info(env, &info) || mdb_env_stat(env, &est))
+        return suc_fail(err, SUC_ECORRUPT, "mdb_env_info", 0, 0, "index file %s is damaged", name);
+    if ((uint64_t)st.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize)
+        return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0,
+                        "index file %s is damaged: %llu bytes, its pages need %llu", name,
+                        (unsigned long long)st.st_size,
+                        (unsigned long long)(((uint64_t)info.me_last_pgno + 1) * est.ms_psize));
+    return SUC_OK;
+}
+
+/* LMDB's open waits without a bound (F_SETLKW) while another process holds an exclusive lock on
+ * the lock file. LMDB itself holds it only while the first opener sets the file up, for
+ * milliseconds; any member of the group can hold it forever. So wait here, bounded, while one is
+ * held; a lock taken between this check and LMDB's is the one window left. */
+#define LOCK_FILE_WAIT_MS 2000
+static int wait_for_lock_file(suc_cache *c, const char *lock, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return SUC_OK; /* LMDB's open reports it */
+    int64_t deadline = suc_os_now_ms() + LOCK_FILE_WAIT_MS;
+    int rc = SUC_OK;
+    for (;;) {
+        /* Asked as a shared lock: the shared locks of processes that have it open never conflict. */
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+        if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK) break;
+        if (suc_os_now_ms() >= deadline) {
+            rc = suc_fail(err, SUC_EBUSY, "fcntl(index lock)", EWOULDBLOCK, 0,
+                          "process %d holds %s exclusively", (int)fl.l_pid, lock);
+            break;
+        }
+        usleep(5000);
+    }
+    suc_os_close(fd);
+    return rc;
+}
+
+/* LMDB sizes its lock file with ftruncate, so its header and reader table start as a hole, and
+ * LMDB writes them through a shared mapping: on a full file system the first write to an
+ * unallocated page is SIGBUS instead of an error (seen on a full tmpfs, inside mdb_env_open of a
+ * new generation). So every block is allocated before LMDB opens the file: a no-op for a file
+ * that has them, SUC_EDISKFULL for a new lock file on a full file system, where the caller can
+ * still say no. A new file gets exactly the size LMDB would give it, (readers - 1) reader slots
+ * of 64 bytes after a 192-byte header; an existing one keeps its size, which every process that
+ * maps it derives its reader count from. */
+#define LMDB_READER_SLOT 64u
+#define LMDB_LOCK_HEADER 192u
+int suc_allocate_lock_file(int rootfd, const char *lock, uint32_t max_readers, suc_error *err) {
+    int fd = suc_os_openat(rootfd, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return suc_fail_errno(err, "openat(index lock)", errno);
+    struct stat st;
+    int rc = SUC_OK, e = 0;
+    if (suc_os_fstat(fd, &st) < 0) {
+        rc = suc_fail_errno(err, "fstat(index lock)", errno);
+    } else {
+        off_t size = st.st_size ? st.st_size : (off_t)(max_readers - 1) * LMDB_READER_SLOT + LMDB_LOCK_HEADER;
+        if ((uint64_t)st.st_blocks * 512 < (uint64_t)size && (e = posix_fallocate(fd, 0, size)) != 0 &&
+            e != EOPNOTSUPP && e != EINVAL)
+            rc = suc_fail_errno(err, "posix_fallocate(index lock)", e);
+    }
+    suc_os_close(fd);
+    return rc;
+}
+
 /* Opens the LMDB environment of generation `gen` into *out. With `create` the data file may be
  * made (generation 0 of a new directory); otherwise a missing file is SUC_ENOENT (a rewrite
- * switched generations under us: the caller reads the generation file again). */
+ * switched generations under us: the caller reads the generation file again), and a damaged one
+ * SUC_ECORRUPT (replace_damaged_index). */
 static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env **out, suc_error *err) {
     char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5], path[4096];
     suc_index_file_name(gen, data);
     snprintf(lock, sizeof lock, "%s-lock", data);
-    int rc;
-    if ((rc = suc_prepare_index_file(c->rootfd, data, create, create, err)) ||
-        (rc = suc_prepare_index_file(c->rootfd, lock, 1, 1, err)))
+    int rc = suc_prepare_index_file(c->rootfd, data, create, create, err);
+    /* A symlink or other non-file where the published index should be is damage like garbage. */
+    if (rc == SUC_EUNSAFE && !create)
+        return suc_fail(err, SUC_ECORRUPT, "openat(index)", 0, 0, "index file %s is not a regular file", data);
+    if (rc || (rc = suc_prepare_index_file(c->rootfd, lock, 1, 1, err)) || (rc = wait_for_lock_file(c, lock, err)) ||
+        (rc = suc_allocate_lock_file(c->rootfd, lock, c->opts.max_readers, err)))
         return rc;
+    struct stat checked;
+    int header = index_header_valid(c->rootfd, data, &checked);
+    if (header < 0) return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", data);
+    /* An empty file is what `create` makes; any other file must look like LMDB's. */
+    if (!header && !(create && checked.st_size == 0))
+        return suc_fail(err, SUC_ECORRUPT, "read(index)", 0, 0, "index file %s is damaged (no LMDB meta page)", data);
     MDB_env *env = NULL;
     if ((rc = mdb_env_create(&env))) return suc_fail_mdb(err, "mdb_env_create", rc);
     if ((rc = mdb_env_set_maxdbs(env, 8)) || (rc = mdb_env_set_maxreaders(env, c->opts.max_readers)) ||
@@ -596,6 +723,10 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
     if ((rc = mdb_env_open(env, path, flags, 0660))) {
         mdb_env_close(env);
         return suc_fail_mdb(err, "mdb_env_open", rc);
+    }
+    if ((rc = index_file_matches(env, header ? &checked : NULL, data, err))) {
+        mdb_env_close(env);
+        return rc;
     }
     int dead = 0;
     mdb_reader_check(env, &dead);
@@ -632,7 +763,7 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
     /* Exclusive: no transaction of this process may be open on the environment we close. */
     pthread_rwlock_wrlock(&c->map_lock);
     for (int attempt = 0; attempt < 16 && suc_gen_moved(c); attempt++) {
-        uint64_t g = suc_gen_published(c);
+        uint64_t g = suc_gen_published_settled(c);
         MDB_env *env = NULL;
         MDB_dbi dbis[4];
         rc = open_generation_env(c, g, 0, &env, err);
@@ -707,17 +838,67 @@ static void count_fanout_dirs(suc_cache *c) {
     atomic_store(&c->fanout_dirs, n);
 }
 
+/* The published generation's index file is damaged: moved aside, and a new, empty generation
+ * published in its place, so that this process, every process restarted after a crash it
+ * caused, and every running process at its next operation use a good index again. The bodies
+ * stay: `urlcache verify --rebuild` restores their entries (docs/Reliability.md). Under the
+ * root's creation lock, so that of several processes finding the damage one replaces it and the
+ * others follow. Returns SUC_OK with nothing done when another process got there first. */
+static int replace_damaged_index(suc_cache *c, uint64_t g, int root_locked, suc_error *err) {
+    if (!root_locked && suc_os_flock_bounded(c->rootfd, LOCK_EX, SUC_ROOT_LOCK_WAIT_MS) < 0)
+        return suc_fail(err, SUC_EBUSY, "flock(root)", errno, 0, "another process holds the directory's creation lock");
+    int rc = SUC_OK;
+    if (suc_gen_published_settled(c) != g) goto out;
+    uint64_t next = g + 1;
+    char data[SUC_INDEX_NAME_LEN], aside[SUC_INDEX_NAME_LEN + 16];
+    suc_index_file_name(g, data);
+    snprintf(aside, sizeof aside, "damaged-%s", data);
+    if (suc_os_renameat(c->rootfd, data, c->rootfd, aside) < 0) (void)suc_os_unlinkat(c->rootfd, data, 0);
+    suc_gen_unlink(c, next); /* an unpublished attempt of a rewrite, if any */
+    MDB_env *env = NULL;
+    if ((rc = open_generation_env(c, next, 1, &env, err))) goto out;
+    MDB_txn *txn = NULL;
+    int mrc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (mrc) {
+        mdb_env_close(env);
+        rc = suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
+        goto out;
+    }
+    if (c->env) {
+        for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+        c->rtxn_count = 0;
+        mdb_env_close(c->env);
+    }
+    adopt_env(c, env, next);
+    init_ctx ictx = {1};
+    /* The tables commit after the number is durable: no process stores into the new generation
+     * before it is the published one for good (as a rewrite does, generation.c). */
+    if ((rc = init_tables(c, txn, &ictx, err)) || (rc = suc_gen_publish(c, next, err))) {
+        mdb_txn_abort(txn);
+        goto out;
+    }
+    if ((mrc = mdb_txn_commit(txn))) rc = suc_fail_mdb(err, "mdb_txn_commit(new index)", mrc);
+out:
+    if (!root_locked) flock(c->rootfd, LOCK_UN);
+    return rc;
+}
+
 /* Opens the current generation; a rewrite may switch it between reading and opening. An index
  * file that is gone for good (deleted by hand, lost) is made anew when `create` asks, as for a
- * new directory: `urlcache verify --rebuild` then restores entries from the body files. */
-static int open_current(suc_cache *c, int create, const char *path, suc_error *err) {
+ * new directory: `urlcache verify --rebuild` then restores entries from the body files. A
+ * damaged one is replaced (replace_damaged_index). */
+static int open_current(suc_cache *c, int create, int root_locked, const char *path, suc_error *err) {
     int rc = SUC_OK;
     for (int attempt = 0; attempt < 16; attempt++) {
-        uint64_t g = suc_gen_published(c);
+        uint64_t g = suc_gen_published_settled(c);
         if (c->env && suc_gen_current(c) == g) break;
         MDB_env *env = NULL;
         rc = open_generation_env(c, g, 0, &env, err);
-        if (rc == SUC_ENOENT && suc_gen_published(c) != g) continue;
+        if ((rc == SUC_ENOENT || rc == SUC_ECORRUPT) && suc_gen_published(c) != g) continue;
+        if (rc == SUC_ECORRUPT) {
+            if ((rc = replace_damaged_index(c, g, root_locked, err))) return rc;
+            continue;
+        }
         int lost = rc == SUC_ENOENT;
         if (lost && create) rc = open_generation_env(c, g, 1, &env, err);
         else if (lost) rc = suc_fail(err, SUC_ENOTCACHE, "open(index)", ENOENT, 0, "%s holds no cache index", path);
@@ -816,23 +997,34 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     c->next = g_registry;
     g_registry = c;
     pthread_mutex_unlock(&g_registry_mu);
-    if (!suc_gen_exists(c->rootfd)) {
-        /* A new directory (or one written by a release before generations): create it under an
-         * exclusive lock on the root, so that processes opening it together never see it half
-         * made; whoever comes second finds it complete. */
-        int lrc;
-        do lrc = flock(c->rootfd, LOCK_EX); while (lrc < 0 && errno == EINTR);
-        if (lrc < 0) {
-            rc = suc_fail_errno(err, "flock(root)", errno);
+    int gen_errno = 0;
+    if (suc_gen_inspect(c->rootfd, &gen_errno) != SUC_GEN_VALID) {
+        /* A new directory (or one written by a release before generations), or a damaged
+         * generation file: made or repaired under an exclusive lock on the root, so that
+         * processes opening it together never see it half made; whoever comes second finds it
+         * complete. The lock's wait is bounded: any member of the group can hold it. */
+        if (suc_os_flock_bounded(c->rootfd, LOCK_EX, SUC_ROOT_LOCK_WAIT_MS) < 0) {
+            rc = errno == EWOULDBLOCK ? suc_fail(err, SUC_EBUSY, "flock(root)", errno, 0,
+                                                 "another process holds %s's creation lock", path)
+                                      : suc_fail_errno(err, "flock(root)", errno);
             goto opened;
         }
         locked = 1;
-        if (!suc_gen_exists(c->rootfd) && (rc = create_layout(c, path, o.create, err))) goto opened;
+        switch (suc_gen_inspect(c->rootfd, &gen_errno)) {
+        case SUC_GEN_VALID: break;
+        case SUC_GEN_UNREADABLE: rc = suc_fail_errno(err, "openat(generation)", gen_errno); break;
+        case SUC_GEN_DAMAGED:
+            rc = suc_gen_repair(c->rootfd, err);
+            if (rc != SUC_ENOENT) break;
+            /* fall through: no index file to point at, as in a directory without a layout */
+        case SUC_GEN_MISSING: rc = create_layout(c, path, o.create, err); break;
+        }
+        if (rc) goto opened;
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
-        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_map(c, err)) ||
+        (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_attach(c, err)) ||
         (rc = suc_unsynced_recover(c, &locked, err)) ||
-        (rc = open_current(c, o.create || c->discarded_unsynced_index, path, err)) ||
+        (rc = open_current(c, o.create || c->discarded_unsynced_index, locked, path, err)) ||
         (rc = suc_unsynced_open(c, err)))
         goto opened;
     count_fanout_dirs(c);

@@ -10,8 +10,10 @@
  *      no store can commit to it from here on, in any process. Readers go on.
  *   2. It copies every table, in key order with MDB_APPEND (full pages, no free pages), into
  *      index.g<N+1>.lmdb, and syncs the new file and the directory.
- *   3. It publishes N+1 in the `generation` file (an aligned 8-byte store in a shared mapping,
- *      then msync): from this instant every process's next operation sees the new number.
+ *   3. Holding the new index's write lock, it publishes N+1 in the `generation` file (one
+ *      pwrite of the whole file, then fdatasync): from this instant every process's next
+ *      operation sees the new number, and no store can commit to N+1 until the number is
+ *      durable (a power loss must not take the published generation back under it).
  *   4. It ends the write transaction. A writer of any process that gets the old index's write
  *      lock from now on finds the generation changed before it writes, aborts, follows and
  *      retries in the new index: no acknowledged store can land in the old file.
@@ -30,8 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,14 +67,70 @@ static int read_gen_file(int fd, uint64_t *out) {
     return 1;
 }
 
-int suc_gen_exists(int rootfd) {
+int suc_gen_inspect(int rootfd, int *errno_out) {
     int fd = suc_os_openat(rootfd, SUC_GEN_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (fd < 0) return 0;
+    if (fd < 0) {
+        /* Only a file that is not there means "no layout yet": EACCES or EMFILE on a live
+         * directory must not make a new layout over it. A symlink (ELOOP) is damage. */
+        if (errno == ENOENT) return SUC_GEN_MISSING;
+        if (errno == ELOOP) return SUC_GEN_DAMAGED;
+        if (errno_out) *errno_out = errno;
+        return SUC_GEN_UNREADABLE;
+    }
     uint64_t g;
     struct stat st;
     int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_gen_file(fd, &g);
     suc_os_close(fd);
-    return ok;
+    return ok ? SUC_GEN_VALID : SUC_GEN_DAMAGED;
+}
+
+/* The newest generation whose index file is in the directory, or -1 when there is none. */
+static int64_t newest_index_generation(int rootfd) {
+    int fd = dup(rootfd);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    rewinddir(dir);
+    int64_t newest = -1;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        unsigned long long g;
+        char tail[8];
+        if (!strcmp(e->d_name, "index.lmdb")) {
+            if (newest < 0) newest = 0;
+        } else if (sscanf(e->d_name, "index.g%llu.%7s", &g, tail) == 2 && !strcmp(tail, "lmdb") &&
+                   (int64_t)g > newest) {
+            newest = (int64_t)g;
+        }
+    }
+    closedir(dir);
+    return newest;
+}
+
+int suc_gen_repair(int rootfd, suc_error *err) {
+    int64_t newest = newest_index_generation(rootfd);
+    if (newest < 0) return SUC_ENOENT; /* nothing to point at: the caller makes a new layout */
+    /* The newest index file is the published generation unless a rewrite died between building
+     * it and publishing it; then its copy may be partial, which loses entries (their bodies
+     * become orphans for compaction) but never serves a wrong one. */
+    uint8_t buf[GEN_FILE_LEN];
+    memcpy(buf, GEN_MAGIC, 8);
+    suc_put_u64(buf + 8, (uint64_t)newest);
+    int fd = suc_os_openat(rootfd, SUC_GEN_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
+    struct stat st;
+    if (fd >= 0 && suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        /* In place: running processes read this inode, and see the repair at their next read. */
+        int rc = SUC_OK;
+        if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0 || ftruncate(fd, GEN_FILE_LEN) < 0)
+            rc = suc_fail_errno(err, "pwrite(generation repair)", errno);
+        else if (suc_os_fdatasync(fd) < 0) rc = suc_fail_errno(err, "fdatasync(generation repair)", errno);
+        suc_os_close(fd);
+        return rc;
+    }
+    if (fd >= 0) suc_os_close(fd);
+    /* Not a regular file (a symlink, a FIFO…): replaced by a new file. */
+    return suc_gen_create(rootfd, (uint64_t)newest, err);
 }
 
 int suc_gen_create(int rootfd, uint64_t gen, suc_error *err) {
@@ -99,7 +157,7 @@ int suc_gen_create(int rootfd, uint64_t gen, suc_error *err) {
     return rc;
 }
 
-int suc_gen_map(suc_cache *c, suc_error *err) {
+int suc_gen_attach(suc_cache *c, suc_error *err) {
     int fd = suc_os_openat(c->rootfd, SUC_GEN_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
     struct stat st;
@@ -110,45 +168,59 @@ int suc_gen_map(suc_cache *c, suc_error *err) {
     }
     /* A shared flock for the life of the handle says "this process follows generations": a
      * rewrite must not retire index.lmdb under a process of an earlier release, which holds
-     * LMDB's lock on index.lmdb-lock but not this one (earlier_release_attached). */
-    int lrc;
-    do lrc = flock(fd, LOCK_SH); while (lrc < 0 && errno == EINTR);
-    void *m = mmap(NULL, GEN_FILE_LEN, PROT_READ, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        int e = errno;
-        suc_os_close(fd);
-        return suc_fail_errno(err, "mmap(generation)", e);
-    }
+     * LMDB's lock on index.lmdb-lock but not this one (earlier_release_attached). Any member of
+     * the group can hold an exclusive lock on the file forever, so the wait is bounded; without
+     * the lock this process only looks like an earlier release, which postpones rewrites of
+     * generation 0 (the safe side). */
+    (void)suc_os_flock_bounded(fd, LOCK_SH, 2000);
     c->genfd = fd;
-    c->genmap = m;
+    __atomic_store_n(&c->gen_seen, g, __ATOMIC_RELEASE);
     return SUC_OK;
 }
 
-void suc_gen_unmap(suc_cache *c) {
-    if (c->genmap) munmap((void *)c->genmap, GEN_FILE_LEN);
-    c->genmap = NULL;
+void suc_gen_detach(suc_cache *c) {
     suc_os_close(c->genfd);
     c->genfd = -1;
 }
 
-uint64_t suc_gen_published(const suc_cache *c) {
-    /* Little-endian on every platform this builds for (the file's byte order). */
-    return __atomic_load_n((const uint64_t *)(c->genmap + 8), __ATOMIC_ACQUIRE);
+uint64_t suc_gen_published(suc_cache *c) {
+    /* Read with pread, never through a mapping: any member of the group can truncate the file,
+     * and a mapped page past the end is SIGBUS at the next operation of every process. A file
+     * that is damaged (short, garbage) or unreadable leaves this process on the last number it
+     * read: its reads and stores go on in the generation it uses; the next open repairs the
+     * file, and a compaction's publish rewrites it whole. */
+    uint64_t g;
+    if (c->genfd >= 0 && read_gen_file(c->genfd, &g)) {
+        __atomic_store_n(&c->gen_seen, g, __ATOMIC_RELAXED);
+        return g;
+    }
+    return __atomic_load_n(&c->gen_seen, __ATOMIC_RELAXED);
 }
 
-/* Step 3: the new number, visible at once through every process's mapping, then durable. */
-static int publish(suc_cache *c, uint64_t gen, suc_error *err) {
+uint64_t suc_gen_published_settled(suc_cache *c) {
+    /* A read that overlaps a publish's write may, in principle, see some bytes of each number
+     * (pread and pwrite are not atomic to each other): take a value only when two reads agree. */
+    uint64_t g = suc_gen_published(c);
+    for (int i = 0; i < 8; i++) {
+        uint64_t again = suc_gen_published(c);
+        if (again == g) break;
+        g = again;
+    }
+    return g;
+}
+
+/* Step 3: the new number, written whole (magic included, so it also repairs a damaged file)
+ * and synced. The caller holds the new generation's write lock meanwhile, so no store can
+ * commit to it before the number that makes it current is durable. */
+int suc_gen_publish(suc_cache *c, uint64_t gen, suc_error *err) {
     int fd = suc_os_openat(c->rootfd, SUC_GEN_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
-    uint8_t *m = mmap(NULL, GEN_FILE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        int e = errno;
-        suc_os_close(fd);
-        return suc_fail_errno(err, "mmap(generation)", e);
-    }
-    __atomic_store_n((uint64_t *)(m + 8), gen, __ATOMIC_RELEASE);
-    int rc = msync(m, GEN_FILE_LEN, MS_SYNC) < 0 ? suc_fail_errno(err, "msync(generation)", errno) : SUC_OK;
-    munmap(m, GEN_FILE_LEN);
+    uint8_t buf[GEN_FILE_LEN];
+    memcpy(buf, GEN_MAGIC, 8);
+    suc_put_u64(buf + 8, gen);
+    int rc = SUC_OK;
+    if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0) rc = suc_fail_errno(err, "pwrite(generation)", errno);
+    else if (suc_os_fdatasync(fd) < 0) rc = suc_fail_errno(err, "fdatasync(generation)", errno);
     suc_os_close(fd);
     return rc;
 }
@@ -252,8 +324,7 @@ static int copy_table(MDB_txn *src, MDB_dbi sdbi, MDB_env *dst, const char *name
     return rc;
 }
 
-/* Removes the files of generation `gen` (data and lock). */
-static void unlink_generation(suc_cache *c, uint64_t gen) {
+void suc_gen_unlink(suc_cache *c, uint64_t gen) {
     char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
     suc_index_file_name(gen, data);
     snprintf(lock, sizeof lock, "%s-lock", data);
@@ -268,13 +339,22 @@ static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     ctx->entries = 0;
     char data[SUC_INDEX_NAME_LEN];
     suc_index_file_name(ctx->new_gen, data);
-    unlink_generation(c, ctx->new_gen); /* an earlier compaction's unpublished attempt */
+    suc_gen_unlink(c, ctx->new_gen); /* an earlier compaction's unpublished attempt */
     int fd = suc_os_openat(c->rootfd, data, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0660);
     if (fd < 0) return suc_fail_errno(err, "openat(new index)", errno);
     (void)suc_os_fchmod(fd, 0660);
     suc_adopt_owner(c->rootfd, fd);
     suc_os_close(fd);
     if (suc_prepare_index_file(c->rootfd, data, 1, 1, err)) return err ? err->code : SUC_EIO;
+    /* The lock file too, before LMDB makes it with this process's umask: processes of the
+     * group's other users must be able to open it to follow. */
+    char lock[SUC_INDEX_NAME_LEN + 5];
+    snprintf(lock, sizeof lock, "%s-lock", data);
+    if (suc_prepare_index_file(c->rootfd, lock, 1, 1, err) ||
+        suc_allocate_lock_file(c->rootfd, lock, c->opts.max_readers, err)) {
+        suc_gen_unlink(c, ctx->new_gen);
+        return err ? err->code : SUC_EIO;
+    }
 
     MDB_env *dst = NULL;
     int rc = SUC_OK, mrc;
@@ -296,16 +376,19 @@ static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     }
     if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(copied)", errno);
     if (!rc && (mrc = mdb_env_sync(dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
+    if (!rc && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
+    MDB_txn *hold = NULL;
+    if (!rc && (mrc = mdb_txn_begin(dst, NULL, 0, &hold))) rc = suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
+    if (!rc) rc = suc_gen_publish(c, ctx->new_gen, err);
+    if (hold) mdb_txn_abort(hold);
     mdb_env_close(dst);
     dst = NULL;
-    if (!rc && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
-    if (!rc) rc = publish(c, ctx->new_gen, err);
     /* Killed here: published, the old write lock released by the process's death. */
     if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(published)", errno);
 out:
     if (dst) mdb_env_close(dst);
     if (rc) {
-        if (c->genmap && suc_gen_published(c) != ctx->new_gen) unlink_generation(c, ctx->new_gen);
+        if (c->genfd >= 0 && suc_gen_published(c) != ctx->new_gen) suc_gen_unlink(c, ctx->new_gen);
     }
     return rc;
 }
@@ -327,7 +410,7 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
     if (rc) return rc;
     if (suc_os_fault(SUC_FAULT_REWRITE)) return suc_fail_errno(err, "rewrite(switched)", errno);
     if ((rc = suc_cache_follow(c, err))) return rc;
-    if (suc_gen_current(c) != old_gen) unlink_generation(c, old_gen);
+    if (suc_gen_current(c) != old_gen) suc_gen_unlink(c, old_gen);
     if (out_entries) *out_entries = ctx.entries;
     return SUC_OK;
 }
@@ -337,8 +420,8 @@ int suc_remove_stale_generations(suc_cache *c) {
      * compaction removes what the one before left, so the last few generations are enough. */
     uint64_t current = suc_gen_published(c);
     uint64_t from = current > 64 ? current - 64 : 0;
-    for (uint64_t g = from; g < current; g++) unlink_generation(c, g);
-    if (from > 0) unlink_generation(c, 0);
-    unlink_generation(c, current + 1); /* an unpublished attempt */
+    for (uint64_t g = from; g < current; g++) suc_gen_unlink(c, g);
+    if (from > 0) suc_gen_unlink(c, 0);
+    suc_gen_unlink(c, current + 1); /* an unpublished attempt */
     return SUC_OK;
 }

@@ -350,12 +350,12 @@ struct suc_cache {
     /* usage counts waiting for the next write (suc_cache_count_usage) */
     _Atomic uint64_t pending_hits, pending_misses;
 
-    /* index generations (generation.c): the generation `env` belongs to, and the shared
-     * mapping of the generation file that says which one is current */
+    /* index generations (generation.c): the generation `env` belongs to, the generation file
+     * that says which one is current (read by pread), and the last valid number read from it */
     char *root_path;
     uint64_t gen;
     int genfd;
-    const volatile uint8_t *genmap;
+    uint64_t gen_seen;
 
     /* relaxed durability (unsynced.c): the marker file, or -1 in the other modes; this boot's
      * id; whether the open discarded an index left unsynced by a restart */
@@ -369,6 +369,27 @@ struct suc_cache {
      * usage's overhead, until measured); stores make them as needed */
     _Atomic uint32_t fanout_dirs;
 };
+
+/* Allocates every block of an index's lock file (LMDB maps it; a hole written on a full file
+ * system is SIGBUS). SUC_EDISKFULL when the blocks cannot be had. */
+int suc_allocate_lock_file(int rootfd, const char *lock, uint32_t max_readers, suc_error *err);
+
+/* ---- a full file system (space.c) ------------------------------------------------------- */
+
+int suc_errno_is_disk_full(int e);
+/* Whether the file system holding the directory has (next to) no space left. */
+int suc_fs_is_full(suc_cache *c);
+/* Bytes available to this process on the directory's file system, or -1. */
+int64_t suc_fs_free_bytes(suc_cache *c);
+/* Frees at least `want` bytes (plus slack) by evicting least-recently-used entries with body
+ * files, unlinking the files before the index commit. Returns how many entries went; 0 when
+ * nothing could be freed or this thread is already relieving. */
+uint64_t suc_relieve_disk_full(suc_cache *c, uint64_t want);
+/* With a free-space floor (suc_options.min_free_bytes): relieves first when `incoming` more
+ * bytes would leave less than the floor free. One fstatvfs per store; nothing without a floor. */
+void suc_hold_free_floor(suc_cache *c, uint64_t incoming);
+/* suc_os_pwrite_full that, on ENOSPC or EDQUOT, relieves and tries once more. */
+int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_t off);
 
 /* ---- relaxed durability (unsynced.c) --------------------------------------------------- */
 
@@ -398,16 +419,30 @@ int suc_is_control_file(const char *name);
 /* The request-lease file (lease.c). */
 #define SUC_LEASE_FILE "leases"
 int suc_is_index_file(const char *name);
-int suc_gen_exists(int rootfd);
+/* How long an open waits for the root's creation lock before it fails with SUC_EBUSY: making a
+ * layout takes milliseconds, so only a stuck or hostile holder waits this long. */
+#define SUC_ROOT_LOCK_WAIT_MS 10000
+/* What the generation file is now: only SUC_GEN_MISSING may make a new layout. */
+enum { SUC_GEN_VALID, SUC_GEN_MISSING, SUC_GEN_DAMAGED, SUC_GEN_UNREADABLE };
+int suc_gen_inspect(int rootfd, int *errno_out);
+/* Points a damaged generation file at the newest index file present (SUC_ENOENT: none). */
+int suc_gen_repair(int rootfd, suc_error *err);
 int suc_gen_create(int rootfd, uint64_t gen, suc_error *err);
-int suc_gen_map(suc_cache *c, suc_error *err);
-void suc_gen_unmap(suc_cache *c);
-/* The generation every process must use now (one atomic load from the shared mapping). */
-uint64_t suc_gen_published(const suc_cache *c);
+int suc_gen_attach(suc_cache *c, suc_error *err);
+void suc_gen_detach(suc_cache *c);
+/* The generation every process must use now (one pread of the generation file; the last
+ * valid number read when the file is damaged). */
+uint64_t suc_gen_published(suc_cache *c);
+/* The same, read until two reads agree (a read may overlap a publish). */
+uint64_t suc_gen_published_settled(suc_cache *c);
+/* Makes `gen` the published generation, durably (the caller holds its write lock). */
+int suc_gen_publish(suc_cache *c, uint64_t gen, suc_error *err);
+/* Removes the files of generation `gen` (data and lock). */
+void suc_gen_unlink(suc_cache *c, uint64_t gen);
 /* The generation this process's handle uses. Written under map_lock held exclusive (a
  * follow), read without it on every operation's fast path: atomic. */
 static inline uint64_t suc_gen_current(const suc_cache *c) { return __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE); }
-static inline int suc_gen_moved(const suc_cache *c) { return c->genmap && suc_gen_published(c) != suc_gen_current(c); }
+static inline int suc_gen_moved(suc_cache *c) { return c->genfd >= 0 && suc_gen_published(c) != suc_gen_current(c); }
 /* Switches this process's handle to the published generation (no-op when current). */
 int suc_cache_follow(suc_cache *c, suc_error *err);
 /* Rewrites the index compactly into the next generation and switches every process to it. */

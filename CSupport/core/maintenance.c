@@ -312,6 +312,7 @@ typedef struct evict_ctx {
     suc_op op;
     uint64_t evicted, expired, strays, freed;
     int done;
+    uint32_t batch; /* entries per transaction; 0: the parameters' */
 } evict_ctx;
 
 static void evict_reset(void *vctx) {
@@ -337,7 +338,7 @@ static int over(int64_t value, uint64_t target) { return has_target(target) && v
 static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     evict_ctx *ctx = vctx;
     const suc_compact_params *p = ctx->p;
-    uint32_t batch = p->batch ? p->batch : DEFAULT_BATCH;
+    uint32_t batch = ctx->batch ? ctx->batch : p->batch ? p->batch : DEFAULT_BATCH;
     int64_t entry_bytes = 0;
     int64_t total = current_footprint(c, txn, &ctx->model, &entry_bytes);
     suc_counters d = {0};
@@ -443,6 +444,14 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
             if (ctx.p->progress) ctx.p->progress(ctx.p->progress_ctx, out->evicted_entries, out->evicted_bytes);
         }
         suc_op_release(&ctx.op);
+        /* On a full file system even a removal needs room: LMDB writes a copy of every page it
+         * changes before the old ones are free. The store path's relief (space.c) unlinks
+         * bodies first; when the batch still does not fit, smaller batches change fewer pages. */
+        uint32_t batch = ctx.batch ? ctx.batch : ctx.p->batch ? ctx.p->batch : DEFAULT_BATCH;
+        if (rc == SUC_EDISKFULL && batch > 8) {
+            proto->batch = batch / 8;
+            continue;
+        }
         if (rc || ctx.done) return rc;
     }
 }
@@ -517,6 +526,14 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
             if (rc == SUC_EBUSY) { /* an earlier release holds index.lmdb: evict only */
                 out->index_rewrite_deferred = 1;
                 rc = SUC_OK;
+            }
+            /* A full file system has no room for the copy: what eviction and the unlinks freed
+             * stands, and a later run rewrites (a full disk is a capacity event). */
+            int64_t room = suc_fs_free_bytes(c);
+            if (rc == SUC_EDISKFULL || (rc == SUC_EIO && room >= 0 && (uint64_t)room < shape.used_bytes)) {
+                out->index_rewrite_skipped_for_space = 1;
+                rc = SUC_OK;
+                break;
             }
             if (rc) {
                 if (err) *err = rerr;

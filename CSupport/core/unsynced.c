@@ -99,10 +99,10 @@ int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
     /* The machine restarted since unsynced commits: decide under the creation lock, so that of
      * several processes opening now exactly one discards, and none uses the old index first. */
     if (!*root_locked) {
-        int lrc;
-        do lrc = flock(c->rootfd, LOCK_EX); while (lrc < 0 && errno == EINTR);
-        if (lrc < 0) {
-            rc = suc_fail_errno(err, "flock(root)", errno);
+        if (suc_os_flock_bounded(c->rootfd, LOCK_EX, SUC_ROOT_LOCK_WAIT_MS) < 0) {
+            rc = errno == EWOULDBLOCK ? suc_fail(err, SUC_EBUSY, "flock(root)", errno, 0,
+                                                 "another process holds the directory's creation lock")
+                                      : suc_fail_errno(err, "flock(root)", errno);
             goto out;
         }
         *root_locked = 1;

@@ -118,7 +118,7 @@ static int writer_spill(suc_writer *w, suc_error *err) {
     int rc;
     if (w->fd < 0 && (rc = writer_open_file(w, err))) return rc;
     size_t n = w->len - SUC_BODY_HEADER_LEN;
-    if (n && suc_os_pwrite_full(w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0)
+    if (n && suc_pwrite_relieving(w->c, w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0)
         return suc_fail_errno(err, "pwrite(temp)", errno);
     w->file_off += n;
     w->len = SUC_BODY_HEADER_LEN;
@@ -302,6 +302,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     if ((rc = check_params(c, p, err))) goto out;
     if ((rc = suc_cache_check_fork(c, err))) goto out;
     if ((rc = writer_finish(w, err))) goto out;
+    suc_hold_free_floor(c, w->stored_size + SUC_BODY_HEADER_LEN);
 
     suc_record rec = {0};
     rec.flags = w->raw ? SUC_REC_RAW : 0;
@@ -342,14 +343,14 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         memcpy(h + 32, w->id, SUC_BODY_ID_LEN);
         if (w->fd < 0) {
             if ((rc = writer_open_file(w, err))) goto out;
-            if (suc_os_pwrite_full(w->fd, w->buf, tail, 0) < 0) {
+            if (suc_pwrite_relieving(c, w->fd, w->buf, tail, 0) < 0) {
                 rc = suc_fail_errno(err, "pwrite(temp)", errno);
                 goto out;
             }
         } else {
             size_t n = tail - SUC_BODY_HEADER_LEN;
-            if (suc_os_pwrite_full(w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0 ||
-                suc_os_pwrite_full(w->fd, w->buf, SUC_BODY_HEADER_LEN, 0) < 0) {
+            if (suc_pwrite_relieving(w->c, w->fd, w->buf + SUC_BODY_HEADER_LEN, n, (off_t)w->file_off) < 0 ||
+                suc_pwrite_relieving(w->c, w->fd, w->buf, SUC_BODY_HEADER_LEN, 0) < 0) {
                 rc = suc_fail_errno(err, "pwrite(temp)", errno);
                 goto out;
             }

@@ -106,8 +106,8 @@ package struct ResponseHead: Sendable, Hashable {
         bytes.count >= 3 && Array(bytes.prefix(2)) == magic && bytes[2] > exchangeFormatVersion
     }
 
-    /// Decodes a head; `nil` for anything malformed, truncated, of another version or followed
-    /// by trailing bytes.
+    /// Decodes a head; `nil` for anything malformed, truncated, of another version, followed by
+    /// trailing bytes, or an HTTP head whose status is not a three-digit code.
     package init?(decoding bytes: [UInt8]) {
         var reader = ByteReader(bytes)
         guard reader.readBytes(2)?.elementsEqual(Self.magic) == true, let version = reader.readUInt8(),
@@ -131,7 +131,9 @@ package struct ResponseHead: Sendable, Hashable {
         } else {
             exchange = nil
         }
-        guard reader.isAtEnd else { return nil }
+        // An HTTP status is three digits (RFC 9110 §15): anything else was not written by this
+        // format, and HTTPResponse.Status would trap on it.
+        guard reader.isAtEnd, kind != .http || (100...999).contains(status) else { return nil }
         self.kind = kind
         self.statusCode = Int(status)
         self.expectedContentLength = Int64(bitPattern: length)

@@ -64,6 +64,9 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// Of ``evictedEntries``, those evicted to hold partitions to their quotas (see
     /// `CacheStore.setPartitionQuota`), before any other eviction.
     public var quotaEvictedEntries: Int = 0
+    /// The file system had no room for the rewritten index: entries were evicted and their
+    /// files removed, and the index file was left for a later run (docs/Capacity.md).
+    public var indexRewriteSkippedForSpace: Bool = false
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -175,7 +178,8 @@ extension CacheStore {
             indexBytesBefore: Int(report.index_bytes_before), indexBytesAfter: Int(report.index_bytes_after),
             indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms),
             indexRewriteDeferred: report.index_rewrite_deferred != 0,
-            quotaEvictedEntries: Int(report.quota_evicted_entries))
+            quotaEvictedEntries: Int(report.quota_evicted_entries),
+            indexRewriteSkippedForSpace: report.index_rewrite_skipped_for_space != 0)
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its

@@ -55,6 +55,7 @@ public final class CacheStore: @unchecked Sendable {
         options.touch_interval_ms = UInt32(clamping: max(configuration.touchInterval.milliseconds, 1))
         options.relaxed_sync_interval_ms = UInt32(clamping: max(configuration.relaxedSyncInterval.milliseconds, 1))
         options.hard_cap_bytes = configuration.hardCapacityBytes.map { UInt64(max($0, 1)) } ?? 0
+        options.min_free_bytes = configuration.minimumFreeBytes.map { UInt64(max($0, 0)) } ?? 0
         var detail = suc_error()
         var handle: OpaquePointer?
         let rc = suc_cache_open(directory, &options, &handle, &detail)

@@ -63,6 +63,12 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     /// refused with `.overCapacity`. A store's own `capacityBytes` takes its place.
     /// `nil`: no cap (compaction alone holds the size).
     public var hardCapacityBytes: Int?
+    /// A free-space floor on the directory's file system (nginx's `min_free`): a store that
+    /// would leave less than this many bytes free first evicts least-recently-used entries.
+    /// The file system is shared with other data, so the cache's own cap cannot keep it from
+    /// filling; this can. `nil`: no floor (a full file system still makes stores evict, then
+    /// retry once).
+    public var minimumFreeBytes: Int?
     /// With `.relaxed` durability: the longest time between two syncs of the index while stores
     /// go on (what a power loss can cost is then at most the index, detected at open).
     public var relaxedSyncInterval = Duration.milliseconds(core.relaxed_sync_interval_ms)

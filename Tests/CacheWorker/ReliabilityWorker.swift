@@ -13,8 +13,11 @@ import Foundation
 ///   rel-readloop DIR KEYS MAXREADERS         lookups forever (killed inside a read by the test)
 ///   rel-readonce DIR MAXREADERS              opens, prints READY, waits for a stdin line, looks up
 ///   rel-mapwriter DIR ID SECONDS INITIAL MAX distinct keys until SECONDS or .indexFull (then rereads)
-///   rel-diskfull DIR FILLER                  T5 inside a small tmpfs
+///   rel-diskfull DIR FILLER                  T5 inside a small tmpfs: stores evict to make room
+///   rel-freefloor DIR BYTES                  T5: stores under a free-space floor keep it free
+///   rel-fullcompact DIR FILLER               T5: compaction on a file system the cache filled
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
+///   rel-neighbour DIR SECONDS SEED           a service's traffic under a hostile neighbour
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
 ///   rel-relaxed-writer DIR SEED ID KEYS      `writer` with `.relaxed` durability (never closes)
 ///   rel-relaxed-put DIR KEY SEQ SIZE         one `.relaxed` store, then a clean close
@@ -38,8 +41,11 @@ enum ReliabilityWorker {
                 try mapWriter(
                     dir, id: Int(args[3])!, seconds: Double(args[4])!, initial: Int(args[5])!, maximum: Int(args[6])!)
             case "rel-diskfull": return try diskFull(dir, filler: args[3])
+            case "rel-freefloor": return try freeFloor(dir, floor: Int(args[3])!)
+            case "rel-fullcompact": return try fullCompaction(dir, filler: args[3])
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
+            case "rel-neighbour": return NeighbourWorker.run(args)
             case "rel-soak-mixed":
                 try soakMixed(
                     dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
@@ -278,48 +284,58 @@ enum ReliabilityWorker {
             for _ in 0..<size / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
             return body
         }
-        func checkAll(_ stage: String) throws -> Bool {
+        func seqBytes(_ s: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: s >> (8 * $0)) } }
+        /// Entries may have been evicted to make room; every one still there is the one stored.
+        func checkHits(_ stage: String) throws -> Int? {
+            var present = 0
             for (k, s) in acked {
-                guard let hit = try store.record(for: Array(k.utf8)) else {
-                    say(3, "\(stage): LOST \(k)"); return false
-                }
-                let expected = s
+                guard let hit = try store.record(for: Array(k.utf8)) else { continue }
                 let body = hit.body ?? []
                 // Bodies here are TestBody headers + random bytes: check key and seq only.
-                guard body.count > 12, Array(body[0..<4]) == TestBody.magic, body.contains(seqBytes(expected)) else {
-                    say(3, "\(stage): TORN \(k)"); return false
+                guard body.count > 12, Array(body[0..<4]) == TestBody.magic, body.contains(seqBytes(s)) else {
+                    say(3, "\(stage): WRONG BODY \(k)")
+                    return nil
                 }
+                present += 1
             }
-            return true
+            return present
         }
-        func seqBytes(_ s: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: s >> (8 * $0)) } }
         func tmpCount() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1 }
+        func fill() {
+            let fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            var chunk = [UInt8](repeating: 7, count: 4096)
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
+            chunk = [1]
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
+            close(fd)
+        }
 
-        // (a) ENOSPC while writing a body.
+        // (a) The cache alone outgrows the file system (its own cap is far larger): 160 bodies of
+        // 256 KiB into 16 MiB. Every store succeeds; the least recently used entries make room.
         var seq: UInt64 = 0
-        var bodyError: CacheError?
-        while bodyError == nil {
+        var failed: [String] = []
+        for _ in 0..<160 {
             seq += 1
             let key = "full-\(seq)"
             do {
                 try store.store(RecordDescriptor(key: Array(key.utf8)), body: incompressible(key, seq, 256 << 10))
                 acked.append((key, seq))
-            } catch { bodyError = error }
+            } catch { failed.append(error.code.name) }
         }
-        guard bodyError!.code == .diskFull else {
-            return say(3, "(a) expected diskFull, got \(bodyError!.detailedDescription())")
+        let evictedA = try store.statistics().evictions
+        guard failed.isEmpty else { return say(3, "(a) stores failed on a full file system: \(failed)") }
+        guard evictedA > 0 else { return say(3, "(a) nothing was evicted: did the file system fill?") }
+        guard let presentA = try checkHits("(a)") else { return 3 }
+        for (k, _) in acked.suffix(5) where try store.record(for: Array(k.utf8)) == nil {
+            return say(3, "(a) the newest entry \(k) is gone")
         }
-        print("A diskFull after \(acked.count) stores op=\(bodyError!.cause?.operation ?? "?")")
-        guard try checkAll("(a)") else { return 3 }
         guard tmpCount() == 0 else { return say(3, "(a) temp files left: \(tmpCount())") }
+        print("A full: 160 stores ok, evicted=\(evictedA) present=\(presentA)")
 
-        // (b) ENOSPC in the index commit: fill the rest of the disk, then inline stores.
-        let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var chunk = [UInt8](repeating: 7, count: 4096)
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
-        chunk = [1]
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
-        close(fd)
+        // (b) Other data fills the rest of the file system; inline stores (no files) grow only the
+        // index. Their commits make room by evicting body files while there are any; after that
+        // a store is refused with .diskFull, never another error, and nothing read is wrong.
+        fill()
         var indexError: CacheError?
         var inlineStores = 0
         while indexError == nil && inlineStores < 200_000 {
@@ -339,27 +355,92 @@ enum ReliabilityWorker {
                 "(b) expected diskFull, got \(indexError?.detailedDescription() ?? "none after \(inlineStores) stores")"
             )
         }
-        print("B diskFull after \(inlineStores) inline stores op=\(indexError.cause?.operation ?? "?")")
-        guard try checkAll("(b)") else { return 3 }
+        let evictedB = try store.statistics().evictions - evictedA
+        print(
+            "B diskFull after \(inlineStores) inline stores, evicted=\(evictedB) op=\(indexError.cause?.operation ?? "?")"
+        )
+        guard try checkHits("(b)") != nil else { return 3 }
         guard tmpCount() == 0 else { return say(3, "(b) temp files left: \(tmpCount())") }
 
-        // (c) Free space: the first store after succeeds, the index is not in MDB_PANIC.
+        // (d) The other data goes: stores work again (as large as the space it gave back allows),
+        // the index is not in MDB_PANIC, verify is clean.
+        var filled = stat()
+        let fillerBytes = stat(filler, &filled) == 0 ? Int(filled.st_size) : 0
         unlink(filler)
         seq += 1
-        let key = "after-\(seq)"
-        try store.store(RecordDescriptor(key: Array(key.utf8)), body: incompressible(key, seq, 64 << 10))
-        acked.append((key, seq))
-        for (k, _) in acked.prefix(10) { try store.remove(key: Array(k.utf8)) }
-        acked.removeFirst(10)
-        seq += 1
         let big = "after-\(seq)"
-        try store.store(RecordDescriptor(key: Array(big.utf8)), body: incompressible(big, seq, 1 << 20))
+        try store.store(
+            RecordDescriptor(key: Array(big.utf8)),
+            body: incompressible(big, seq, max(min(512 << 10, fillerBytes / 2), 8192)))
         acked.append((big, seq))
-        guard try checkAll("(c)") else { return 3 }
-        let report = try store.verify()
-        guard !report.isDamaged, report.tempFiles == 0 else { return say(3, "(c) verify: \(report)") }
-        // A fresh handle in a fresh process would see the same; reopening here is the same env.
-        print("C ok entries=\(acked.count) verified")
+        guard try checkHits("(d)") != nil, try store.record(for: Array(big.utf8)) != nil else { return 3 }
+        let verified = try store.verify()
+        guard !verified.isDamaged, verified.tempFiles == 0 else { return say(3, "(d) verify: \(verified)") }
+        print("D ok verified (the other data had \(fillerBytes) bytes)")
+        return 0
+    }
+
+    /// T5: compaction on a file system the cache's own bodies filled (as a proxy with a large
+    /// `diskCapacity` fills a shared disk) succeeds: its eviction commit may not fit, so stores and
+    /// compaction unlink bodies before they commit; a rewrite that does not fit is skipped, not
+    /// fatal. Stores work after it and nothing read is wrong.
+    static func fullCompaction(_ dir: String, filler: String) throws -> Int32 {
+        let store = try CacheStore(directory: dir)
+        var rng = SplitMix64(seed: 13)
+        var acked: [String: UInt64] = [:]
+        func put(_ seq: UInt64, size: Int) throws {
+            let key = "fill-\(seq)"
+            var body = TestBody.make(key: key, seq: seq, size: 0)
+            for _ in 0..<size / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
+            try store.store(RecordDescriptor(key: Array(key.utf8)), body: body)
+            acked[key] = seq
+        }
+        for seq in 1...100 { try put(UInt64(seq), size: 256 << 10) }
+        let fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var chunk = [UInt8](repeating: 7, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
+        chunk = [1]
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
+        close(fd)
+        var policy = CompactionPolicy(targetBytes: 2 << 20)
+        policy.gracePeriod = .zero
+        let report = try store.compact(policy)
+        guard report.evictedEntries > 0 else { return say(3, "compaction evicted nothing") }
+        try put(1000, size: 64 << 10)
+        for (key, seq) in acked {
+            guard let hit = try store.record(for: Array(key.utf8)) else { continue }
+            // Bodies here are a TestBody header (key, seq) followed by random bytes.
+            let header = TestBody.make(key: key, seq: seq, size: 0)
+            guard (hit.body ?? []).starts(with: header) else { return say(3, "WRONG BODY \(key)") }
+        }
+        print(
+            "COMPACTED on a full file system: evicted=\(report.evictedEntries) rewriteSkipped=\(report.indexRewriteSkippedForSpace)"
+        )
+        return 0
+    }
+
+    /// T5 with a free-space floor: 100 stores of 256 KiB on a small file system never leave less
+    /// than the floor free (less one store's worth of index growth), and every store succeeds.
+    static func freeFloor(_ dir: String, floor: Int) throws -> Int32 {
+        var configuration = CacheStoreConfiguration()
+        configuration.minimumFreeBytes = floor
+        let store = try CacheStore(directory: dir, configuration: configuration)
+        var rng = SplitMix64(seed: 9)
+        var lowest = Int.max
+        for seq in 1...100 {
+            let key = "floor-\(seq)"
+            var body = TestBody.make(key: key, seq: UInt64(seq), size: 0)
+            for _ in 0..<(256 << 10) / 8 { withUnsafeBytes(of: rng.next()) { body += $0 } }
+            try store.store(RecordDescriptor(key: Array(key.utf8)), body: body)
+            var fs = statvfs()
+            guard statvfs(dir, &fs) == 0 else { return say(3, "statvfs failed") }
+            lowest = min(lowest, Int(fs.f_bavail) * Int(fs.f_frsize))
+        }
+        // The floor is held before each store; what that store's own index pages take comes after.
+        guard lowest >= floor - (512 << 10) else {
+            return say(3, "free space fell to \(lowest) bytes under a floor of \(floor)")
+        }
+        print("FLOOR ok floor=\(floor) lowestFree=\(lowest) evicted=\(try store.statistics().evictions)")
         return 0
     }
 

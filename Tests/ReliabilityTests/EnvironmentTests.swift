@@ -6,7 +6,7 @@ extension Reliability {
     /// docs/Reliability.md T5 (disk full) and T9 (two users in one group).
     @Suite struct Environment {
         @Test(
-            "T5 disk full on a 16 MiB tmpfs: .diskFull for bodies and for the index commit, nothing lost, stores resume"
+            "T5 a full 16 MiB tmpfs is a capacity event: stores evict to make room, compaction works, nothing wrong is read"
         )
         func diskFull() throws {
             let scratch = Scratch()
@@ -21,8 +21,39 @@ extension Reliability {
             )
             #expect(result.status == 0, "\(result.out)\n\(result.err)")
             #expect(
-                result.out.contains("A diskFull") && result.out.contains("B diskFull") && result.out.contains("C ok"))
+                result.out.contains("A full: 160 stores ok") && result.out.contains("B diskFull")
+                    && result.out.contains("D ok"))
             print("T5: " + result.out.split(separator: "\n").joined(separator: "; "))
+        }
+
+        @Test("T5 compaction on a 16 MiB tmpfs the cache's bodies filled: succeeds, and stores work after it")
+        func compactionOnAFullFileSystem() throws {
+            let scratch = Scratch()
+            let mount = scratch.root + "/mnt"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
+            try #require(try Child.shell("\(unshare) true").status == 0, "no mount namespace available here")
+            let result = try Child.shell(
+                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-fullcompact \(mount)/cache \(mount)/filler'"
+            )
+            #expect(result.status == 0, "\(result.out)\n\(result.err)")
+            #expect(result.out.contains("COMPACTED on a full file system"))
+            print("T5 compaction: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+
+        @Test("T5 a free-space floor on a 16 MiB tmpfs: stores evict first and never leave less than the floor free")
+        func freeSpaceFloor() throws {
+            let scratch = Scratch()
+            let mount = scratch.root + "/mnt"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
+            try #require(try Child.shell("\(unshare) true").status == 0, "no mount namespace available here")
+            let result = try Child.shell(
+                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-freefloor \(mount)/cache 6291456'"
+            )
+            #expect(result.status == 0, "\(result.out)\n\(result.err)")
+            #expect(result.out.contains("FLOOR ok"))
+            print("T5 floor: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
         }
 
         @Test("T5 RLIMIT_FSIZE with SIGXFSZ ignored: .diskFull (EFBIG), nothing lost, stores resume when lifted")

@@ -156,6 +156,9 @@ typedef struct suc_options {
                                      an entry larger than the cap itself fails: SUC_ECAPACITY */
     uint32_t relaxed_sync_interval_ms; /* SUC_DURABILITY_RELAXED: longest time between index
                                           syncs while stores go on; 0 = 1000 */
+    uint64_t min_free_bytes;      /* free-space floor on the directory's file system (nginx's
+                                     min_free); 0 = none. A store that would leave less free first
+                                     evicts least-recently-used entries (docs/Reliability.md §3.8) */
 } suc_options;
 
 #define SUC_INLINE_NEVER UINT32_MAX
@@ -618,6 +621,8 @@ typedef struct suc_compact_report {
                                     open: evicted, but the index file was not rewritten */
     uint64_t quota_evicted_entries; /* of evicted_entries, evicted to hold partitions to their
                                     quotas (suc_partition_set_quota) */
+    int index_rewrite_skipped_for_space; /* the file system had no room for the rewritten index:
+                                    evicted and unlinked, the index file left as it was */
 } suc_compact_report;
 
 /*

@@ -16,6 +16,7 @@ extension CompactionSummary: TextReport {
                     + (result.indexRewrites > 0
                         ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)"
                         : "")
+                    + (result.indexRewriteSkippedForSpace ? " (rewrite skipped: no room on the file system)" : "")
             ),
         ]
         if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {

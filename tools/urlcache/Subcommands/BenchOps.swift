@@ -24,8 +24,10 @@ struct BenchOps: ParsableCommand {
             each still checked against the index), cache-store (the store core through CacheStore, \
             on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py. \
             The purge phase (not in the default) tags every entry (Surrogate-Key: t<i mod 997>, and \
-            "hot" on 10 entries spread over the directory) and times one purge of the tag "hot" \
-            through CacheStore: its cost against the directory's size.
+            "hot" on --hot-entries entries spread over the directory) and times one purge of the tag \
+            "hot" through CacheStore: its cost against the directory's size, or with --hot-entries \
+            equal to --entries against the tag's size. The tag phase tags the entries the same way \
+            and times nothing: a directory for a purge timed outside (Benchmarks/purge).
             """,
         shouldDisplay: false)
 
@@ -36,7 +38,9 @@ struct BenchOps: ParsableCommand {
     @Option(help: "Operations timed per phase.") var operations = 2000
     @Option(help: "Hits and misses timed (default: --operations); lookups are fast, so a longer phase.")
     var lookups: Int?
-    @Option(help: "Phases to time, comma-separated: hit, miss, store, purge.") var phases = "hit,miss,store"
+    @Option(help: "Phases to time, comma-separated: hit, miss, store, purge, tag.") var phases = "hit,miss,store"
+    @Option(help: "Entries the purge and tag phases tag \"hot\", spread evenly (at most --entries).")
+    var hotEntries = 10
     @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
     @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
 
@@ -48,8 +52,8 @@ struct BenchOps: ParsableCommand {
         else {
             throw ValidationError("unknown implementation \(implementation)")
         }
-        guard entries > 0, operations >= 0, size >= 0, (lookups ?? 0) >= 0 else {
-            throw ValidationError("--entries > 0, --operations ≥ 0, --lookups ≥ 0")
+        guard entries > 0, operations >= 0, size >= 0, (lookups ?? 0) >= 0, hotEntries > 0 else {
+            throw ValidationError("--entries > 0, --operations ≥ 0, --lookups ≥ 0, --hot-entries > 0")
         }
         let lookupCount = lookups ?? operations
         let wanted = Set(phases.split(separator: ",").map(String.init))
@@ -61,8 +65,8 @@ struct BenchOps: ParsableCommand {
         if urlOrder { try CacheStore(directory: directory).setKeyOrder(kept: true) }
         // The corpus of `urlcache bench`, 32 bodies per size.
         let bodies = (0..<32).map { Data(BenchWorkload.body(size: size, variant: UInt64($0))) }
-        let tagged = wanted.contains("purge")
-        let hotStride = max(entries / 10, 1)
+        let tagged = wanted.contains("purge") || wanted.contains("tag")
+        let hotStride = max(entries / hotEntries, 1)
         func response(_ i: Int) -> CachedURLResponse {
             var fields = ["Cache-Control": "max-age=86400", "Content-Type": "application/json"]
             if tagged { fields["Surrogate-Key"] = i % hotStride == 7 % hotStride ? "t\(i % 997) hot" : "t\(i % 997)" }
@@ -131,7 +135,7 @@ struct BenchOps: ParsableCommand {
                 return stores.count
             }
         }
-        if tagged {
+        if wanted.contains("purge") {
             let store = try CacheStore(directory: directory)
             let start = DispatchTime.now().uptimeNanoseconds
             let report = try store.purge(tag: "hot")

@@ -528,6 +528,11 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (st.ms_entries > 0 && !ctx->fresh_ok)
             return suc_fail(err, SUC_ENOTCACHE, "meta", 0, 0, "index has entries but no format record");
         if ((rc = suc_meta_put(c, txn, "format", SUC_FORMAT_VERSION))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+        /* An index made where one was lost (or damaged): the body files written before now are
+         * what a rebuild may restore; any written later that the index does not know are dead
+         * (replaced or removed with their unlink lost), never restored (maintenance.c). */
+        if (ctx->fresh_ok && (rc = suc_meta_put(c, txn, SUC_META_REBUILD_BEFORE, (uint64_t)suc_os_now_ms())))
+            return suc_fail_mdb(err, "mdb_put(meta)", rc);
         format = SUC_FORMAT_VERSION;
     } else if (rc) {
         return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
@@ -600,15 +605,28 @@ static suc_cache *cache_alloc(void) {
  * opens it, again after each restart. Both are checked before any page is touched: LMDB's
  * magic where LMDB writes it (the first meta page, after the 16-byte page header). */
 #define LMDB_META_MAGIC 0xBEEFC0DEu
-static int index_header_valid(int rootfd, const char *name, struct stat *out) {
+enum { HEADER_MISSING, HEADER_DAMAGED, HEADER_VALID, HEADER_UNREADABLE };
+static int index_header_state(int rootfd, const char *name, struct stat *out, int *errno_out) {
     int fd = suc_os_openat(rootfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (fd < 0) return errno == ENOENT ? -1 : 1; /* missing: the caller's ENOENT path; else LMDB says */
+    if (fd < 0) {
+        *errno_out = errno;
+        return errno == ENOENT ? HEADER_MISSING : errno == ELOOP ? HEADER_DAMAGED : HEADER_UNREADABLE;
+    }
     uint8_t head[24];
-    int ok = suc_os_fstat(fd, out) == 0 && S_ISREG(out->st_mode) &&
-             suc_os_pread_full(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
-             suc_get_u32(head + 16) == LMDB_META_MAGIC;
+    int state;
+    ssize_t n;
+    /* Damage is what was read and is wrong; a call that failed tells nothing (a transient error
+     * must never make a good index look damaged: it would be replaced). */
+    if (suc_os_fstat(fd, out) < 0 || (S_ISREG(out->st_mode) && (n = suc_os_pread_full(fd, head, sizeof head, 0)) < 0)) {
+        *errno_out = errno;
+        state = HEADER_UNREADABLE;
+    } else {
+        state = S_ISREG(out->st_mode) && n == (ssize_t)sizeof head && suc_get_u32(head + 16) == LMDB_META_MAGIC
+                    ? HEADER_VALID
+                    : HEADER_DAMAGED;
+    }
     suc_os_close(fd);
-    return ok;
+    return state;
 }
 
 /* After LMDB opened `name` by path: the file it opened is the one we checked (no symlink or
@@ -623,7 +641,7 @@ static int index_file_matches(MDB_env *env, const struct stat *checked, const ch
     if (checked && (st.st_dev != checked->st_dev || st.st_ino != checked->st_ino))
         return suc_fail(err, SUC_EUNSAFE, "open(index)", 0, 0, "%s was replaced while it was opened", name);
     if (mdb_env_info(env, &info) || mdb_env_stat(env, &est))
-        return suc_fail(err, SUC_ECORRUPT, "mdb_env_info", 0, 0, "index file %s is damaged", name);
+        return suc_fail(err, SUC_EIO, "mdb_env_info", 0, 0, "cannot read index file %s's meta page", name);
     if ((uint64_t)st.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize)
         return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0,
                         "index file %s is damaged: %llu bytes, its pages need %llu", name,
@@ -700,10 +718,13 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
         (rc = suc_allocate_lock_file(c->rootfd, lock, c->opts.max_readers, err)))
         return rc;
     struct stat checked;
-    int header = index_header_valid(c->rootfd, data, &checked);
-    if (header < 0) return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", data);
+    int header_errno = 0;
+    int header = index_header_state(c->rootfd, data, &checked, &header_errno);
+    if (header == HEADER_MISSING)
+        return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", data);
+    if (header == HEADER_UNREADABLE) return suc_fail_errno(err, "read(index)", header_errno);
     /* An empty file is what `create` makes; any other file must look like LMDB's. */
-    if (!header && !(create && checked.st_size == 0))
+    if (header == HEADER_DAMAGED && !(create && checked.st_size == 0 && S_ISREG(checked.st_mode)))
         return suc_fail(err, SUC_ECORRUPT, "read(index)", 0, 0, "index file %s is damaged (no LMDB meta page)", data);
     MDB_env *env = NULL;
     if ((rc = mdb_env_create(&env))) return suc_fail_mdb(err, "mdb_env_create", rc);
@@ -724,7 +745,7 @@ static int open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env *
         mdb_env_close(env);
         return suc_fail_mdb(err, "mdb_env_open", rc);
     }
-    if ((rc = index_file_matches(env, header ? &checked : NULL, data, err))) {
+    if ((rc = index_file_matches(env, header == HEADER_VALID ? &checked : NULL, data, err))) {
         mdb_env_close(env);
         return rc;
     }

@@ -77,11 +77,21 @@ int suc_gen_inspect(int rootfd, int *errno_out) {
         if (errno_out) *errno_out = errno;
         return SUC_GEN_UNREADABLE;
     }
-    uint64_t g;
+    /* Damage is what was read and is wrong; a call that failed tells nothing (a transient error
+     * must not "repair" a good file). */
+    uint8_t buf[GEN_FILE_LEN];
     struct stat st;
-    int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_gen_file(fd, &g);
+    ssize_t n = 0;
+    int state;
+    if (suc_os_fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && (n = suc_os_pread_full(fd, buf, sizeof buf, 0)) < 0)) {
+        if (errno_out) *errno_out = errno;
+        state = SUC_GEN_UNREADABLE;
+    } else {
+        state = S_ISREG(st.st_mode) && n == (ssize_t)sizeof buf && memcmp(buf, GEN_MAGIC, 8) == 0 ? SUC_GEN_VALID
+                                                                                                 : SUC_GEN_DAMAGED;
+    }
     suc_os_close(fd);
-    return ok ? SUC_GEN_VALID : SUC_GEN_DAMAGED;
+    return state;
 }
 
 /* The newest generation whose index file is in the directory, or -1 when there is none. */
@@ -196,6 +206,8 @@ uint64_t suc_gen_published(suc_cache *c) {
     }
     return __atomic_load_n(&c->gen_seen, __ATOMIC_RELAXED);
 }
+
+int suc_gen_read(suc_cache *c, uint64_t *out) { return c->genfd >= 0 && read_gen_file(c->genfd, out); }
 
 uint64_t suc_gen_published_settled(suc_cache *c) {
     /* A read that overlaps a publish's write may, in principle, see some bytes of each number
@@ -388,7 +400,10 @@ static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
 out:
     if (dst) mdb_env_close(dst);
     if (rc) {
-        if (c->genfd >= 0 && suc_gen_published(c) != ctx->new_gen) suc_gen_unlink(c, ctx->new_gen);
+        /* Only when the file was read and names another generation: a read that failed says
+         * nothing, and removing a published generation would leave every process without one. */
+        uint64_t now;
+        if (suc_gen_read(c, &now) && now != ctx->new_gen) suc_gen_unlink(c, ctx->new_gen);
     }
     return rc;
 }
@@ -418,7 +433,8 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
 int suc_remove_stale_generations(suc_cache *c) {
     /* Only under the compaction lock: no other compactor builds a generation meanwhile. Each
      * compaction removes what the one before left, so the last few generations are enough. */
-    uint64_t current = suc_gen_published(c);
+    uint64_t current;
+    if (!suc_gen_read(c, &current)) return SUC_OK; /* cannot tell which is current: remove nothing */
     uint64_t from = current > 64 ? current - 64 : 0;
     for (uint64_t g = from; g < current; g++) suc_gen_unlink(c, g);
     if (from > 0) suc_gen_unlink(c, 0);

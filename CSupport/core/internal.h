@@ -374,6 +374,10 @@ struct suc_cache {
  * system is SIGBUS). SUC_EDISKFULL when the blocks cannot be had. */
 int suc_allocate_lock_file(int rootfd, const char *lock, uint32_t max_readers, suc_error *err);
 
+/* Meta record: when this index was made where one was lost (ms). A rebuild restores only body
+ * files written before it; without it (an index never lost) it restores none. */
+#define SUC_META_REBUILD_BEFORE "rebuild_before"
+
 /* ---- a full file system (space.c) ------------------------------------------------------- */
 
 int suc_errno_is_disk_full(int e);
@@ -433,6 +437,9 @@ void suc_gen_detach(suc_cache *c);
 /* The generation every process must use now (one pread of the generation file; the last
  * valid number read when the file is damaged). */
 uint64_t suc_gen_published(suc_cache *c);
+/* One read of the file: 1 and *out when it was read and is valid. Decisions that remove files
+ * use this, never the last number seen. */
+int suc_gen_read(suc_cache *c, uint64_t *out);
 /* The same, read until two reads agree (a read may overlap a publish). */
 uint64_t suc_gen_published_settled(suc_cache *c);
 /* Makes `gen` the published generation, durably (the caller holds its write lock). */

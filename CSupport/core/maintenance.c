@@ -155,7 +155,11 @@ static file_state classify_body(suc_cache *c, int dirfd, const char *name, const
         if (suc_record_decode(indexed, ilen, &ir) == SUC_OK && !(ir.flags & SUC_REC_INLINE) &&
             memcmp(ir.body_id, id, SUC_BODY_ID_LEN) == 0)
             state = FILE_REFERENCED;
-    } else if (rc == SUC_ENOTFOUND) {
+    }
+    /* Not referenced, whether or not its key has a record: a rebuild decides by the record
+     * copy's times (restore_apply), so another version of the key found first never wins over
+     * a newer one found later. */
+    if (state != FILE_REFERENCED && (rc == SUC_OK || rc == SUC_ENOTFOUND)) {
         state = FILE_ORPHAN_RESTORABLE;
         if (out_record) {
             *out_record = meta;
@@ -185,11 +189,21 @@ static int restore_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     op.kind = SUC_OP_PUT;
     op.record = ctx->record;
     op.record_len = ctx->len;
-    suc_record r;
+    suc_record r, found;
     if (suc_record_decode(ctx->record, ctx->len, &r)) return SUC_ECORRUPT;
+    /* Only what was written before the index was lost: a body the index never knew, written
+     * while it was intact, is dead (its entry replaced or removed, the unlink lost) and must not
+     * come back. The record copy's last-use time is its write time. */
+    uint64_t lost_at = 0;
+    if (suc_meta_get(c, txn, SUC_META_REBUILD_BEFORE, &lost_at) || r.last_used_ms >= (int64_t)lost_at)
+        return SUC_ABORT_TXN;
     suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, op.ikey);
     MDB_val k = {SUC_IKEY_LEN, op.ikey}, v;
-    if (mdb_get(txn, c->dbi_main, &k, &v) == 0) return SUC_OK; /* someone stored it meanwhile */
+    /* Stored meanwhile, or restored from another body of the same key: the newer response wins
+     * (an older version whose unlink was lost must not replace it, whatever the walk's order). */
+    if (mdb_get(txn, c->dbi_main, &k, &v) == 0 &&
+        (suc_record_decode(v.mv_data, v.mv_size, &found) || found.stored_at_ms >= r.stored_at_ms))
+        return SUC_ABORT_TXN;
     suc_record_patch_last_used(ctx->record, suc_os_now_ms());
     suc_counters d = {0};
     uint64_t seq = 0;
@@ -246,11 +260,16 @@ static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore,
             if (state == FILE_REFERENCED) continue;
             if (restore && trailer) {
                 restore_ctx rctx = {trailer, trailer_len};
-                if (suc_write_txn(c, restore_apply, NULL, &rctx, NULL) == SUC_OK) res->restored++;
+                int rrc = suc_write_txn(c, restore_apply, NULL, &rctx, NULL);
                 free(trailer);
-                continue;
+                if (rrc == SUC_OK) {
+                    res->restored++;
+                    continue;
+                }
+                /* Not restorable (dead, or an older version): an orphan like any other. */
+            } else {
+                free(trailer);
             }
-            free(trailer);
             res->orphans++;
             res->orphan_bytes += (uint64_t)st.st_blocks * 512u;
             if (remove && old) (void)suc_os_unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);

@@ -113,7 +113,12 @@ int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
     }
     if (!m.present || !m.set_ms || !strcmp(m.boot, boot)) goto out;
     char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
-    suc_index_file_name(suc_gen_published(c), data);
+    uint64_t published;
+    if (!suc_gen_read(c, &published)) {
+        rc = suc_fail(err, SUC_EIO, "read(generation)", errno, 0, "cannot read the generation file");
+        goto out;
+    }
+    suc_index_file_name(published, data);
     snprintf(lock, sizeof lock, "%s-lock", data);
     if (suc_os_unlinkat(c->rootfd, data, 0) < 0 && errno != ENOENT) {
         rc = suc_fail_errno(err, "unlink(index)", errno);

@@ -43,6 +43,8 @@ struct BenchOps: ParsableCommand {
     var hotEntries = 10
     @Option(help: "Random seed of the access order.") var seed: UInt64 = 1
     @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
+    @Option(help: "A free-space floor for the stores, in bytes (CacheStoreConfiguration.minimumFreeBytes).")
+    var minFree: Int?
 
     static func url(_ i: Int) -> URL { URL(string: "https://api.example.com/items/\(i)?v=1")! }
     static func missURL(_ i: Int) -> URL { URL(string: "https://api.example.com/missing/\(i)?v=1")! }
@@ -61,6 +63,7 @@ struct BenchOps: ParsableCommand {
         var configuration = SharedCacheConfiguration(
             memoryCapacity: memory ? 256 << 20 : 0, diskCapacity: 1 << 40, directory: URL(fileURLWithPath: directory))
         if implementation == "shared-cache-relaxed" { configuration.store.durability = .relaxed }
+        configuration.store.minimumFreeBytes = minFree
         let cache = try SharedCache(configuration: configuration)
         if urlOrder { try CacheStore(directory: directory).setKeyOrder(kept: true) }
         // The corpus of `urlcache bench`, 32 bodies per size.

@@ -203,13 +203,9 @@ public final class HTTPCachingFlow: Sendable {
         )
         {
         case .notModified(let updated):
-            // The stored body is kept; its head is replaced (a stored body is copied as it is read).
-            let body = refreshHead(url: url, request: request, updated: updated, hit: hit)
-            let refreshed = HTTPCacheHit(
-                parsed: ParsedStoredResponse(updated, configuration: configuration.policy), body: hit.body,
-                userInfo: hit.userInfo)
-            let age = refreshed.parsed.freshness(at: responseTime).currentAgeSeconds
-            return serve(refreshed, body: body, for: request, age: age, status: .revalidated, forwarded: exchange)
+            return refreshed(
+                request, url: url, hit: hit, updated: updated, notModified: response.headerFields,
+                responseTime: responseTime, exchange: exchange)
         case .notModifiedMismatch:
             return try await fetchAndStore(
                 request, url: url, mode: mode, fetch: fetch, status: .expired, forward: forward)
@@ -231,6 +227,41 @@ public final class HTTPCachingFlow: Sendable {
                 response: HTTPResponse(status: .gatewayTimeout), body: .empty, cacheStatus: .miss,
                 cacheStatusMember: exchange)
         }
+    }
+
+    /// RFC 9111 §4.3.4: the answer a 304 gives, with the stored body under the merged head.
+    /// The merged head replaces the stored one only if it passes the storage rules a full
+    /// response would (a 304 saying `no-store`, or `private` to a shared cache, removes the
+    /// entry instead); the 304's `Set-Cookie` fields are never stored and go to this request's
+    /// client alone (``NotModifiedUpdate/requestingClientOnlyFields(of:)``).
+    private func refreshed(
+        _ request: HTTPRequest, url: String, hit: HTTPCacheHit, updated: StoredResponse, notModified: HTTPFields,
+        responseTime: Date, exchange: CacheStatusMember
+    ) -> CachedHTTPStreamingResponse {
+        var exchange = exchange
+        var body: CachedBody?
+        let decision = NotModifiedUpdate.storageDecision(
+            request: request, updated: updated, configuration: configuration.policy)
+        switch decision {
+        case .store:
+            // The stored body is kept; its head is replaced (a stored body is copied as it is read).
+            body = refreshHead(url: url, request: request, updated: updated, hit: hit)
+        case .notStorable(let reason):
+            engine.countNotStorable(reason)
+            exchange.detail = reason.token
+        }
+        let refreshed = HTTPCacheHit(
+            parsed: ParsedStoredResponse(updated, configuration: configuration.policy), body: hit.body,
+            userInfo: hit.userInfo)
+        let age = refreshed.parsed.freshness(at: responseTime).currentAgeSeconds
+        var answer = serve(refreshed, body: body, for: request, age: age, status: .revalidated, forwarded: exchange)
+        // RFC 9111 §3, §4.3.3: what the origin now says may not be stored, so the old head is
+        // stale for good. Removed once the answer holds the stored body it serves this client.
+        if !decision.isStorable { engine.httpInvalidate(url: url) }
+        for field in NotModifiedUpdate.requestingClientOnlyFields(of: notModified) {
+            answer.response.headerFields.append(field)
+        }
+        return answer
     }
 
     /// RFC 5861 §3: serve now, revalidate once in the background (per URL, in this process).

@@ -144,12 +144,14 @@ struct ProxyForwarder: Sendable {
         guard head.method == .GET || head.method == .HEAD else { return nil }
         let stored: CachingHTTPClient.ImmediateAnswer?
         if case .reverse(let upstream) = mode, head.uri.hasPrefix("/"), !head.uri.utf8.contains(UInt8(ascii: "#")) {
+            // A target that cannot be proxied is answered 400 by the general path.
+            guard let target = OriginFormTarget.normalized(head.uri) else { return nil }
             // The usual target: the request in HTTP types from its parts, with no URL string
             // built and parsed again (that was an eighth of a hit's instructions).
             stored = client.immediateAnswer(
                 for: HTTPRequest(
                     method: head.method == .GET ? .get : .head, scheme: upstream.scheme,
-                    authority: upstream.authority, path: upstream.basePath + head.uri,
+                    authority: upstream.authority, path: upstream.basePath + target,
                     headerFields: ProxyHeaders.upstreamRequestFields(head.headers)))
         } else {
             guard let request = upstreamRequest(for: head) else { return nil }
@@ -211,19 +213,20 @@ struct ProxyForwarder: Sendable {
 
     /// The absolute URL a target goes to, or nil when it cannot be proxied.
     ///
-    /// Reverse mode: an origin-form target (`/path?query`) is appended to the upstream URL as is;
-    /// an absolute-form one (RFC 9112 §3.2.2: servers must accept it) keeps only its path and query.
-    /// Forward mode: the absolute-form target is the URL.
+    /// Reverse mode: an origin-form target (`/path?query`) is appended to the upstream URL with
+    /// its dot-segments removed (``OriginFormTarget``: nil for one that would climb above the
+    /// base path); an absolute-form one (RFC 9112 §3.2.2: servers must accept it) keeps only its
+    /// path and query, resolved the same way. Forward mode: the absolute-form target is the URL.
     func upstreamURL(target: String) -> String? {
         switch mode {
         case .reverse(let upstream):
-            if target.hasPrefix("/") { return upstream.url(for: target) }
+            if target.hasPrefix("/") { return OriginFormTarget.normalized(target).map(upstream.url(for:)) }
             guard let schemeEnd = target.range(of: "://") else { return nil }
             let rest = target[schemeEnd.upperBound...]
             let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" }
             guard let pathStart else { return upstream.url(for: "/") }
             let path = rest[pathStart...]
-            return upstream.url(for: path.hasPrefix("/") ? String(path) : "/" + path)
+            return OriginFormTarget.normalized(path.hasPrefix("/") ? String(path) : "/" + path).map(upstream.url(for:))
         case .forward:
             let lowered = target.prefix(8).lowercased()
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }

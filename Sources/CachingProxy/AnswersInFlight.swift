@@ -9,6 +9,9 @@ final class AnswersInFlight: Sendable {
 
     func begin() { state.withLock { $0.count += 1 } }
 
+    /// How many answers are running now.
+    var count: Int { state.withLock { $0.count } }
+
     func end() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count -= 1

@@ -83,6 +83,11 @@ public struct ProxyConfiguration: Sendable {
     public var maximumRequestBodyBytes: Int
     /// A client connection idle for this long is closed.
     public var idleTimeout: TimeAmount
+    /// How long a signalled proxy process (``ProxyServer/runUntilSignalled(configuration:cache:logger:ready:)``)
+    /// waits for the requests in flight after it stopped accepting; then it exits with whatever
+    /// is still running cut off. Default 30 s, as Kubernetes' termination grace period and well
+    /// inside systemd's 90 s stop timeout, so the proxy exits on its own before either kills it.
+    public var shutdownGracePeriod: TimeAmount
     /// Event loop threads (default: one per core).
     public var eventLoopThreads: Int
     /// Sets `SO_REUSEPORT` on the listening socket, so several proxy processes on one cache
@@ -116,6 +121,7 @@ public struct ProxyConfiguration: Sendable {
         self.connectTimeout = CachingHTTPClient.defaultConnectTimeout
         self.maximumRequestBodyBytes = 64 << 20
         self.idleTimeout = .seconds(75)
+        self.shutdownGracePeriod = .seconds(30)
         self.eventLoopThreads = System.coreCount
         self.reusePort = false
         self.accessLog = true

@@ -29,6 +29,9 @@ struct ProxyAnswer: Sendable {
     /// The stored head prepared for the memory item that answers (``PreparedStoredHead``), with
     /// this answer's `Age`: then `headers` is empty and gets only the per-request fields.
     var preparedHead: PreparedHeadUse? = nil
+    /// What the body stores as it is read (a miss): once it has been read whole before the head
+    /// goes out, its member may say `stored` if the entry was committed.
+    var storeSettlement: StoreSettlement = .nothingStored
 
     static func error(_ status: HTTPResponseStatus) -> ProxyAnswer {
         ProxyAnswer(
@@ -109,9 +112,11 @@ struct ProxyForwarder: Sendable {
         }
         do {
             let response = try await client.execute(request, timeout: upstreamTimeout)
-            return ProxyAnswer(
+            var answer = ProxyAnswer(
                 status: response.status, headers: response.headers, body: response.body,
                 cacheStatus: response.cacheStatus, cacheStatusMember: response.cacheStatusMember)
+            answer.storeSettlement = response.storeSettlement
+            return answer
         } catch is CancellationError {
             return .error(.badGateway) // the client went away; nobody reads this
         } catch let error as CachingHTTPClientError {

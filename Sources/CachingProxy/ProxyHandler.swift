@@ -44,6 +44,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var answering = false
     /// A response head went out and its end did not (an error can no longer be answered).
     private var responseStarted = false
+    /// The answer going out is delimited by closing the connection (an HTTP/1.0 client's answer
+    /// of unknown length), so the connection closes after it whatever the request asked.
+    private var closesAfterAnswer = false
     /// The last `Date` and `Cache-Status` values this connection sent, reused while they apply.
     private var renderedFields = RenderedFields()
     /// When the connection was last busy: opened, or the last answer's bytes were handed to the
@@ -214,10 +217,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         answers.begin()
         task = Task {
             defer { answers.end() }
-            let answer = await forwarder.answer(head, body: body, fromLoopback: fromLoopback)
+            var forwarded = await forwarder.answer(head, body: body, fromLoopback: fromLoopback)
             // Gather what is ready (a stored or buffered body: all of it) so the usual answer
             // is one hop to the event loop: head, body and end in one flush.
-            var iterator = answer.body.makeAsyncIterator()
+            var iterator = forwarded.body.makeAsyncIterator()
             var chunks: [ByteBuffer] = []
             var gathered = 0
             var finished = false
@@ -235,8 +238,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 loop.execute { bound.value.context.close(promise: nil) }
                 return
             }
+            // A body read whole before its head goes out has settled its store: say `stored`
+            // when an entry was committed (RFC 9211 §2.5), never before.
+            if finished, forwarded.storeSettlement.isCommitted { forwarded.cacheStatusMember?.stored = true }
             let ready = chunks
             let complete = finished
+            let answer = forwarded
             let write: @Sendable () -> Void = {
                 bound.value.handler.write(
                     answer, chunks: ready, finished: complete, for: head, started: started,
@@ -302,6 +309,11 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 if headers.first(name: "content-length") != length {
                     headers.replaceOrAdd(name: "Content-Length", value: length)
                 }
+            } else if bodyAllowed && request.version.minor == 0 && !headers.contains(name: "content-length") {
+                // RFC 9112 §6.3: HTTP/1.0 has no chunked coding, so an answer of unknown length
+                // ends when the connection closes, even on a keep-alive connection; the client
+                // must be told so, or it waits for the next response on a closed connection.
+                closesAfterAnswer = true
             }
             addAnswerFields(
                 to: &headers, headHasDate: headers.contains(name: "date"), answer: answer, request: request)
@@ -340,7 +352,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let name = cacheStatus.name, let member = answer.cacheStatusMember {
             fields.add("Cache-Status", renderedFields.cacheStatus(member, cacheName: name))
         }
-        if !request.isKeepAlive {
+        if !request.isKeepAlive || closesAfterAnswer {
             fields.replaceOrAdd("Connection", "close")
         } else if request.version.minor == 0 {
             fields.replaceOrAdd("Connection", "keep-alive")
@@ -365,7 +377,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         accessLog?.record(
             method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
             bytes: bytes, duration: ContinuousClock.now - started)
-        if !request.isKeepAlive {
+        if !request.isKeepAlive || closesAfterAnswer {
+            closesAfterAnswer = false
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }
         }

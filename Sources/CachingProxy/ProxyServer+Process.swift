@@ -103,7 +103,27 @@ extension ProxyServer {
         }
         ready(server)
         signalled.wait()
-        try blocking { try await server.shutdown() }
+        // Graceful, within a bound: an answer hung on the origin, or on a damaged directory,
+        // must not keep the process from exiting (the supervisor's stop would end in SIGKILL).
+        let grace = configuration.shutdownGracePeriod
+        let stopped = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        Task {
+            let result: Result<Void, any Error>
+            do { result = .success(try await server.shutdown()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            stopped.signal()
+        }
+        let seconds = Double(grace.nanoseconds) / 1e9
+        if stopped.wait(timeout: .now() + seconds) == .timedOut {
+            logger.warning(
+                "shutdown grace period (\(Int(seconds)) s) over; exiting with \(server.answersInFlight) answers unfinished"
+            )
+            // The cache needs no cleanup: every store is committed or not (docs/Design.md), and
+            // the event loops may still be busy with the hung answers, so nothing waits for them.
+            exit(0)
+        }
+        try outcome.withLock { $0! }.get()
     }
 
     /// Runs `operation` in a task and waits for it on this (non-cooperative) thread.

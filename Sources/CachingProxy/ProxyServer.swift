@@ -213,6 +213,9 @@ public final class ProxyServer: Sendable {
         logger.info("stopped")
     }
 
+    /// The answers still running (each in a task of its own).
+    var answersInFlight: Int { answers.count }
+
     /// Starts the quiescing and drops the helper (in a scope of its own, so that even a debug
     /// build releases it before the event loops stop).
     private func quiesce() -> EventLoopFuture<Void>? {

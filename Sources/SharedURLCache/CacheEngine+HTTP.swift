@@ -123,8 +123,7 @@ extension CacheEngine {
                 url: URL(string: url))
             return false
         }
-        commit(prepared)
-        return true
+        return commit(prepared)
     }
 
     /// Removes every variant stored for the GET of `url` (RFC 9111 §4.4 invalidation).

@@ -97,7 +97,10 @@ extension CacheEngine {
     /// the memory tier with the version written (or as memory-only). A full disk tier evicts
     /// older entries to make room; what the disk refuses is not kept at all
     /// (``dropRefused(key:_:url:)``).
-    func commit(_ prepared: PreparedStore) {
+    /// - Returns: whether an entry now holds it (on disk, or in the memory tier for an entry
+    ///   kept in memory only); false when the store refused it.
+    @discardableResult
+    func commit(_ prepared: PreparedStore) -> Bool {
         var entry = prepared.entry
         var version: UInt64?
         if !entry.inMemoryOnly {
@@ -107,7 +110,7 @@ extension CacheEngine {
                     version = try write(prepared, to: store, capacity: capacity)
                 } catch {
                     dropRefused(key: prepared.key, error, url: URL(string: entry.head.url))
-                    return
+                    return false
                 }
             } else {
                 // No disk tier: the entry serves this process only, as URLCache does with a
@@ -123,6 +126,7 @@ extension CacheEngine {
         }
         if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
         if version != nil || kept { counters.stores.add(1, ordering: .relaxed) }
+        return version != nil || kept
     }
 
     /// The cap each disk store evicts to: ``diskCapacity``, or the directory's hard cap

@@ -97,14 +97,16 @@ extension CacheEngine {
     /// the disk capacity, with the `Vary` bookkeeping in the same commit), then keeps a small
     /// body in the memory tier. What the disk refuses leaves nothing of the key behind
     /// (``dropRefused(key:_:url:)``).
-    func commitStreamed(_ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?) {
+    /// - Returns: whether the entry was committed.
+    @discardableResult
+    func commitStreamed(_ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?) -> Bool {
         let head = Self.responseHead(url: plan.url, stored: plan.stored, bodyBytes: bodyBytes)
         let headBytes = head.encoded()
         let entrySize = bodyBytes + headBytes.count + plan.userInfo.count
         let url = URL(string: plan.url)
         guard entrySize <= configuration.maximumEntrySizeBytes else {
             refuse(.entryTooLarge(bytes: entrySize, limit: configuration.maximumEntrySizeBytes), url: url)
-            return
+            return false
         }
         let capacity = storeCapacity
         let version: UInt64
@@ -118,7 +120,7 @@ extension CacheEngine {
                 capacityBytes: capacity)
         } catch {
             dropRefused(key: plan.key, error, url: url)
-            return
+            return false
         }
         counters.stores.add(1, ordering: .relaxed)
         let memoryKey = MemoryKey(key: plan.key, variant: plan.variant)
@@ -130,5 +132,6 @@ extension CacheEngine {
             // What the tier holds for this key is an older version now: drop it at once.
             memory.withLock { $0.removeAll(key: plan.key) }
         }
+        return true
     }
 }

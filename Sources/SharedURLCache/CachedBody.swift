@@ -70,7 +70,7 @@ public struct CachedBody: AsyncSequence, Sendable {
     }
 
     /// Whether reading the body stores it (a tee), so a body nobody else reads must be drained.
-    var stores: Bool {
+    package var stores: Bool {
         if case .tee = source { return true }
         if case .slice(let inner, _) = source { return inner.stores }
         return false

@@ -83,12 +83,14 @@ extension HTTPCachingFlow {
     }
 
     /// The body of a storable exchange as the caller gets it, stored on the way, and whether it
-    /// is stored (a streamed body: being stored, committed once it has been read to its end
-    /// within the size limits).
+    /// is stored: true when it was committed before this returns (a body in memory), false when
+    /// the cache refused it, nil when that is decided later (a streamed body is committed once
+    /// it has been read to its end within the size limits; its ``CachedBody/storeSettlement``
+    /// says whether it was).
     func storeBody(
         _ body: OriginBody, request: HTTPRequest, url: String, stored: StoredResponse,
         mode: BodyMode
-    ) async -> (CachedBody, stored: Bool) {
+    ) async -> (CachedBody, stored: Bool?) {
         if let data = body.buffered {
             // Whole already (the buffered API): stored before the answer, exactly as before.
             let accepted = await storeProposal(stored, body: data, request: request, url: url)
@@ -101,7 +103,7 @@ extension HTTPCachingFlow {
             let (sink, refused) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: final, userInfo: userInfo,
                 maximumBodyBytes: mode.maximumStoredBodyBytes)
-            if let sink { return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true) }
+            if let sink { return (CachedBody(source: .tee(CachedBody(origin: body), sink)), nil) }
             if refused { return (CachedBody(origin: body), false) }
         }
         // The hook needs the whole body, and so does a cache without a disk tier: collect it
@@ -111,7 +113,7 @@ extension HTTPCachingFlow {
             writer: nil, cap: cap,
             target: .buffer { [self] data in await storeProposal(stored, body: data, request: request, url: url) },
             refuse: { [engine] bytes, reason in engine.noteStreamRefusal(url: url, bytes: bytes, reason: reason) })
-        return (CachedBody(source: .tee(CachedBody(origin: body), sink)), true)
+        return (CachedBody(source: .tee(CachedBody(origin: body), sink)), nil)
     }
 
     /// RFC 9111 §4.3.4: after a 304 the stored head is replaced and the body kept. A body in

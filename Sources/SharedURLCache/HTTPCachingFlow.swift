@@ -345,8 +345,10 @@ public final class HTTPCachingFlow: Sendable {
         let stored = StoredResponse(
             request: request, response: candidate, requestTime: requestTime, responseTime: responseTime)
         let (storing, isStored) = await storeBody(body, request: request, url: url, stored: stored, mode: mode)
-        member.stored = isStored
-        if isStored {
+        // RFC 9211 §2.5: `stored` only for an entry committed; a streamed body's store is
+        // settled after the head went out, so it is left out rather than guessed.
+        member.stored = isStored == true
+        if isStored != false {
             member.ttlSeconds =
                 Freshness(stored: stored, now: responseTime, configuration: configuration.policy).ttlSeconds
         }

@@ -7,6 +7,9 @@ import SharedURLCacheStore
 public struct StoreSettlement: Sendable {
     let completion: StoreCompletion?
 
+    /// The settlement of an answer that stores nothing (a hit, an answer made up): settled, not committed.
+    public static let nothingStored = StoreSettlement(completion: nil)
+
     /// Waits until the store is settled.
     public func wait() async {
         await completion?.wait()
@@ -15,6 +18,11 @@ public struct StoreSettlement: Sendable {
     /// Whether the store is settled already (always, for a body that stores nothing: a hit), so
     /// a caller need not wait.
     public var isSettled: Bool { completion?.isDone ?? true }
+
+    /// Whether the settled store committed an entry (false while it is not settled, and for a
+    /// body that stores nothing). What `Cache-Status`'s `stored` could not say yet when the head
+    /// of a streamed answer went out.
+    public var isCommitted: Bool { completion?.committed ?? false }
 
     /// Runs `action` once the store is settled: at once when it is already, else on the thread
     /// that settles it, right after the commit (request collapsing ends its flight there, so no
@@ -28,13 +36,18 @@ public struct StoreSettlement: Sendable {
 /// A one-shot signal with any number of waiters.
 final class StoreCompletion: Sendable {
     private let state = Locked<
-        (done: Bool, waiters: [CheckedContinuation<Void, Never>], actions: [@Sendable () -> Void])
-    >((false, [], []))
+        (
+            done: Bool, committed: Bool, waiters: [CheckedContinuation<Void, Never>],
+            actions: [@Sendable () -> Void]
+        )
+    >((false, false, [], []))
 
-    func signal() {
+    /// Settles: `committed` says whether an entry was stored.
+    func signal(committed: Bool = false) {
         let (waiters, actions) = state.withLock { state in
             if state.done { return ([CheckedContinuation<Void, Never>](), [@Sendable () -> Void]()) }
             state.done = true
+            state.committed = committed
             defer { (state.waiters, state.actions) = ([], []) }
             return (state.waiters, state.actions)
         }
@@ -52,6 +65,12 @@ final class StoreCompletion: Sendable {
     }
 
     var isDone: Bool { state.withLock { $0.done } }
+
+    /// Whether the store was settled with an entry committed.
+    var committed: Bool {
+        let (done, committed) = state.withLock { ($0.done, $0.committed) }
+        return done && committed
+    }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -8,10 +8,10 @@ import SharedURLCacheStore
 /// writer is aborted and nothing is stored; the caller's stream is not affected.
 final class StoreSink: Sendable {
     enum Target: Sendable {
-        /// Stream to a writer; `commit` publishes it.
-        case disk(@Sendable (consuming BodyWriter, _ bytes: Int, _ small: Data?) -> Void)
-        /// Collect, then hand the whole body over.
-        case buffer(@Sendable (Data) async -> Void)
+        /// Stream to a writer; `commit` publishes it and says whether it was committed.
+        case disk(@Sendable (consuming BodyWriter, _ bytes: Int, _ small: Data?) -> Bool)
+        /// Collect, then hand the whole body over; the closure says whether it was stored.
+        case buffer(@Sendable (Data) async -> Bool)
     }
 
     /// Holds the noncopyable writer inside the copyable state `Locked` needs (Locked, an NSLock,
@@ -88,18 +88,20 @@ final class StoreSink: Sendable {
     /// The last chunk was read: store what was collected.
     func finish() async {
         var buffered: Data?
-        state.withLock { state in
-            guard state.open else { return }
+        var committed = state.withLock { state -> Bool in
+            guard state.open else { return false }
             state.open = false
             switch target {
             case .disk(let commit):
-                if let writer = state.box.writer.take() { commit(writer, state.bytes, state.buffer.take()) }
+                guard let writer = state.box.writer.take() else { return false }
+                return commit(writer, state.bytes, state.buffer.take())
             case .buffer:
                 buffered = state.buffer.take()
+                return false
             }
         }
-        if case .buffer(let store) = target, let buffered { await store(buffered) }
-        completion.signal()
+        if case .buffer(let store) = target, let buffered { committed = await store(buffered) }
+        completion.signal(committed: committed)
     }
 
     /// Stores nothing (the source failed, or the body was dropped before its end).

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// - `urlcache_responses_total{cache="hit"}`, or `cache=` the member's `fwd` reason (`uri-miss`,
 ///   `vary-miss`, `stale`, `method`, `bypass`, `request`, `partial`, `miss`);
-/// - `urlcache_stored_responses_total`: responses stored (committed once their body is read);
+/// - `urlcache_stored_responses_total`: responses stored: those whose member says `stored`, and
+///   streamed ones (whose member cannot say it) once their body was read and committed;
 /// - `urlcache_not_stored_total{reason=}`: responses not stored, by the member's `detail`
 ///   (``NotStorableReason/token``);
 /// - `urlcache_collapsed_total{reused=}`: requests that waited on another's fetch, by whether its
@@ -56,6 +57,9 @@ final class CacheStatusMetrics: Sendable {
         }
         if let reason = member.detail { notStoredCounter(reason).increment() }
     }
+
+    /// Counts a response whose store was committed after its head (and member) went out.
+    func recordCommittedAfterHead() { stored.increment() }
 
     private func notStoredCounter(_ reason: String) -> Counter {
         notStored.withLock { counters in

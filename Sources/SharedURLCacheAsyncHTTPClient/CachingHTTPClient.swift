@@ -185,6 +185,12 @@ public final class CachingHTTPClient: Sendable {
             }
             if let trace { answer.cacheStatusMember = trace.noting(answer.cacheStatusMember) }
             metrics.record(answer.cacheStatusMember)
+            if !answer.cacheStatusMember.stored && answer.body.stores {
+                // A streamed body's store is settled once it has been read: counted then, if committed.
+                let settlement = answer.body.storeSettlement
+                let metrics = self.metrics
+                settlement.whenSettled { if settlement.isCommitted { metrics.recordCommittedAfterHead() } }
+            }
             return Self.response(from: answer)
         }
     }
@@ -194,9 +200,11 @@ public final class CachingHTTPClient: Sendable {
         let (status, headers) = head(of: answer.response)
         let body: HTTPClientResponse.Body =
             answer.body.knownLength == 0 ? HTTPClientResponse.Body() : .stream(ByteBufferChunks(body: answer.body))
-        return CachingHTTPClientResponse(
+        var response = CachingHTTPClientResponse(
             status: status, headers: headers, body: body, cacheStatus: answer.cacheStatus,
             cacheStatusMember: answer.cacheStatusMember)
+        response.storeSettlement = answer.body.storeSettlement
+        return response
     }
 
     /// A response head in NIO's types (header names as stored: as the origin spelled them).

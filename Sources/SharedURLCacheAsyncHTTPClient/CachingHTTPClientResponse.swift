@@ -33,6 +33,10 @@ public struct CachingHTTPClientResponse: Sendable {
     /// How the cache answered as its member of the `Cache-Status` field (RFC 9211): `hit`, `fwd`
     /// and `fwd-status`, `ttl`, `stored`, `collapsed`, and why a response was not stored (`detail`).
     public var cacheStatusMember: CacheStatusMember
+    /// What the body stores as it is read (a miss teed into the store): settled once it has been
+    /// read to its end or given up, and then whether an entry was committed. A streamed miss's
+    /// `cacheStatusMember` leaves `stored` out, since the head goes out before that is known.
+    public var storeSettlement: StoreSettlement = .nothingStored
 
     /// - Parameter cacheStatusMember: defaults to what `cacheStatus` says alone.
     public init(

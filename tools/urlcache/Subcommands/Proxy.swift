@@ -42,6 +42,8 @@ struct Proxy: ParsableCommand {
             "Seconds allowed to connect to the origin; a refused connect is answered at once (stale where allowed, else 504/502)."
     )
     var connectTimeout = 3
+    @Option(help: "Seconds SIGTERM/SIGINT wait for requests in flight before the process exits anyway.")
+    var shutdownGrace = 30
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Flag(
         help:
@@ -111,6 +113,7 @@ struct Proxy: ParsableCommand {
         }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+        guard shutdownGrace >= 0 else { throw ValidationError("--shutdown-grace must not be negative") }
     }
 
     /// The tier the `--parent` options describe, nil without any.
@@ -136,6 +139,7 @@ struct Proxy: ParsableCommand {
         configuration.client.partition = partition
         configuration.upstreamTimeout = .seconds(Int64(upstreamTimeout))
         configuration.connectTimeout = .seconds(Int64(connectTimeout))
+        configuration.shutdownGracePeriod = .seconds(Int64(shutdownGrace))
         if let threads { configuration.eventLoopThreads = threads }
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog

@@ -16,6 +16,8 @@ import Foundation
 ///   rel-diskfull DIR FILLER                  T5 inside a small tmpfs: stores evict to make room
 ///   rel-freefloor DIR BYTES                  T5: stores under a free-space floor keep it free
 ///   rel-fullcompact DIR FILLER               T5: compaction on a file system the cache filled
+///   rel-forklease DIR NAME                   takes a lease, forks a child that lives on, exits
+///   rel-trylease DIR NAME                    prints the result of one attempt to take a lease
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
 ///   rel-neighbour DIR SECONDS SEED           a service's traffic under a hostile neighbour
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
@@ -43,6 +45,8 @@ enum ReliabilityWorker {
             case "rel-diskfull": return try diskFull(dir, filler: args[3])
             case "rel-freefloor": return try freeFloor(dir, floor: Int(args[3])!)
             case "rel-fullcompact": return try fullCompaction(dir, filler: args[3])
+            case "rel-forklease": return try forkLease(dir, name: args[3])
+            case "rel-trylease": return try tryLease(dir, name: args[3])
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
             case "rel-neighbour": return NeighbourWorker.run(args)
@@ -416,6 +420,31 @@ enum ReliabilityWorker {
         print(
             "COMPACTED on a full file system: evicted=\(report.evictedEntries) rewriteSkipped=\(report.indexRewriteSkippedForSpace)"
         )
+        return 0
+    }
+
+    /// T7: a process that holds a request lease forks a child (as a service spawning a helper
+    /// would) and dies. The child lives on, but must not keep the lease: its waiters would wait
+    /// for a fetch nobody makes. Prints the child's pid; the child exits after 20 s.
+    static func forkLease(_ dir: String, name: String) throws -> Int32 {
+        let store = try CacheStore(directory: dir)
+        guard case .acquired = try store.tryLease(Array(name.utf8)) else { return say(3, "lease not acquired") }
+        fflush(nil)
+        let child = fork()
+        if child == 0 {
+            sleep(20)
+            _exit(0)
+        }
+        print("CHILD \(child)")
+        fflush(nil)
+        _exit(0) // dies holding the lease, as a crash would
+    }
+
+    static func tryLease(_ dir: String, name: String) throws -> Int32 {
+        let store = try CacheStore(directory: dir)
+        let attempt = try store.tryLease(Array(name.utf8))
+        print("LEASE \(attempt)")
+        if case .acquired = attempt { try store.releaseLease(Array(name.utf8)) }
         return 0
     }
 

@@ -336,11 +336,18 @@ int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err) {
             int arc = adopt_map_size(c, err);
             if (arc) return arc;
         } else if (rc == MDB_READERS_FULL) {
-            int dead = 0;
+            /* Every slot taken: first give back this process's idle pooled ones (another
+             * process may be the one waiting), then clear the slots of dead processes. */
+            int dead = 0, released = 0;
             pthread_rwlock_rdlock(&c->map_lock);
+            pthread_mutex_lock(&c->pool_mu);
+            released = c->rtxn_count;
+            for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+            c->rtxn_count = 0;
+            pthread_mutex_unlock(&c->pool_mu);
             mdb_reader_check(c->env, &dead);
             pthread_rwlock_unlock(&c->map_lock);
-            if (dead == 0 && attempt > 0) break;
+            if (dead == 0 && released == 0 && attempt > 0) break;
         } else {
             break;
         }

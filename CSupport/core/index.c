@@ -786,3 +786,12 @@ static int hold_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
 int suc_debug_hold_write_lock(suc_cache *c, uint32_t millis) {
     return suc_write_txn(c, hold_apply, NULL, &millis, NULL);
 }
+
+int suc_debug_fill_read_pool(suc_cache *c, uint32_t count) {
+    MDB_txn *held[256];
+    uint32_t n = 0;
+    int rc = SUC_OK;
+    while (n < count && n < 256 && (rc = suc_rtxn_begin(c, &held[n], NULL)) == SUC_OK) n++;
+    for (uint32_t i = 0; i < n; i++) suc_rtxn_end(c, held[i]);
+    return rc;
+}

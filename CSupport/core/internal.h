@@ -297,7 +297,11 @@ int suc_partitions_enforce_quotas(suc_cache *c, uint32_t batch, uint64_t *out_ev
 
 /* ---- the cache handle (cache.c) --------------------------------------------------------- */
 
-#define SUC_RTXN_POOL_MAX 64
+/* Reset read transactions kept for reuse. Each keeps its LMDB reader slot (MDB_NOTLS), and the
+ * 1,024 slots are shared by every process: 64 per process ran them out with 17 busy processes.
+ * 16 covers the concurrent lookups of a process on a few cores; past it a lookup begins a fresh
+ * transaction. */
+#define SUC_RTXN_POOL_MAX 16
 #define SUC_TOUCH_MAX 4096
 
 typedef struct suc_touch {

@@ -16,6 +16,16 @@ extension CacheStore {
 }
 
 extension CacheStore {
+    /// Testing hook: begins `count` read transactions at once, then ends them all, leaving the
+    /// pool a process keeps after that many concurrent lookups.
+    /// The corresponding C function is `suc_debug_fill_read_pool`.
+    @_spi(Testing) public func debugFillReadPool(_ count: UInt32) throws(CacheError) {
+        let rc = withHandle { suc_debug_fill_read_pool($0, count) }
+        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+    }
+}
+
+extension CacheStore {
     /// Testing hook: the body file of an entry, relative to the root (nil for inline bodies).
     /// The corresponding C function is `suc_debug_body_path`.
     @_spi(Testing) public func debugBodyPath(for key: [UInt8], variant: [UInt8] = []) -> String? {

@@ -18,6 +18,7 @@ import Foundation
 ///   rel-fullcompact DIR FILLER               T5: compaction on a file system the cache filled
 ///   rel-forklease DIR NAME                   takes a lease, forks a child that lives on, exits
 ///   rel-trylease DIR NAME                    prints the result of one attempt to take a lease
+///   rel-readpool DIR N                       N concurrent read transactions, then READY, waits
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
 ///   rel-neighbour DIR SECONDS SEED           a service's traffic under a hostile neighbour
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
@@ -46,6 +47,7 @@ enum ReliabilityWorker {
             case "rel-freefloor": return try freeFloor(dir, floor: Int(args[3])!)
             case "rel-fullcompact": return try fullCompaction(dir, filler: args[3])
             case "rel-forklease": return try forkLease(dir, name: args[3])
+            case "rel-readpool": return try readPool(dir, count: UInt32(args[3])!)
             case "rel-trylease": return try tryLease(dir, name: args[3])
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
@@ -438,6 +440,16 @@ enum ReliabilityWorker {
         print("CHILD \(child)")
         fflush(nil)
         _exit(0) // dies holding the lease, as a crash would
+    }
+
+    /// T7: after `count` concurrent lookups a process keeps a bounded pool of reader slots.
+    static func readPool(_ dir: String, count: UInt32) throws -> Int32 {
+        let store = try CacheStore(directory: dir)
+        try store.debugFillReadPool(count)
+        print("READY")
+        fflush(nil)
+        _ = readLine()
+        return 0
     }
 
     static func tryLease(_ dir: String, name: String) throws -> Int32 {

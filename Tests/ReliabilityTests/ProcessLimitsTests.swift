@@ -238,3 +238,22 @@ extension Reliability {
         }
     }
 }
+
+extension Reliability.ProcessLimits {
+    @Test("T7 reader slots: after 64 concurrent lookups a process keeps at most 16 of the 1,024 shared slots")
+    func readerPoolIsBounded() throws {
+        let scratch = Scratch()
+        let warm = try Child.run(["rel-openclose", scratch.cache, "1"])
+        try #require(warm.status == 0, "\(warm.err)")
+        let reader = try Child(["rel-readpool", scratch.cache, "64"])
+        #expect(reader.waitForLine("READY"))
+        defer {
+            reader.send("done")
+            _ = reader.finish()
+        }
+        let pids = try #require(readerTablePids(scratch.cache), "mdb_stat is missing")
+        let held = pids.filter { $0 == reader.pid }.count
+        #expect(held > 0 && held <= 16, "the process holds \(held) reader slots")
+        print("T7 pool: slots held after 64 concurrent lookups = \(held)")
+    }
+}

@@ -57,6 +57,10 @@ int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
  * "another process holds a long write transaction" side of the no-write-lock-on-hit test. */
 int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);
 
+/* Begins `count` read transactions at once (at most 256), then ends them all: the pool of reset
+ * transactions a process keeps after that many concurrent lookups. */
+int suc_debug_fill_read_pool(suc_cache *cache, uint32_t count);
+
 #ifdef __cplusplus
 }
 #endif

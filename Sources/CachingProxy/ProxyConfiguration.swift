@@ -78,11 +78,27 @@ public struct ProxyConfiguration: Sendable {
     /// `CachingHTTPClient.defaultConnectTimeout`). A refused connect is not retried: it is
     /// answered at once, from a stale entry where its directives allow, else 504 or 502.
     public var connectTimeout: TimeAmount
-    /// The largest request body accepted (buffered before it is forwarded); larger ones are
-    /// answered 413.
+    /// The largest request body accepted; a larger declared `Content-Length` is answered 413 at
+    /// once (without `100 Continue`), a chunked body that grows past it gets 413 and the
+    /// connection's close. Bodies of unsafe methods stream to the origin as they are read,
+    /// through a few chunks of buffer per connection; GET and HEAD bodies are read whole.
     public var maximumRequestBodyBytes: Int
     /// A client connection idle for this long is closed.
     public var idleTimeout: TimeAmount
+    /// The time a client has from the first byte of a request head to its end, then the
+    /// connection is closed (nginx's `client_header_timeout`; default 60 s as there).
+    public var requestHeadTimeout: TimeAmount
+    /// The time a client may leave between two reads of a request body the proxy is waiting
+    /// for, then the connection is closed (nginx's `client_body_timeout`; default 60 s as
+    /// there). Time the proxy spends waiting for the origin to take the body does not count.
+    public var requestBodyTimeout: TimeAmount
+    /// The time a client may leave an answer's bytes untaken (between two completed writes),
+    /// then the connection is closed (nginx's `send_timeout`; default 60 s as there).
+    public var sendTimeout: TimeAmount
+    /// The most client connections served at once by this process; past it a new connection is
+    /// answered 503 at once and closed. Default 1,024 (nginx's default is 512 per worker
+    /// process); nil for no bound but the descriptor limit.
+    public var maximumConnections: Int?
     /// How long a signalled proxy process (``ProxyServer/runUntilSignalled(configuration:cache:logger:ready:)``)
     /// waits for the requests in flight after it stopped accepting; then it exits with whatever
     /// is still running cut off. Default 30 s, as Kubernetes' termination grace period and well
@@ -121,12 +137,18 @@ public struct ProxyConfiguration: Sendable {
         self.connectTimeout = CachingHTTPClient.defaultConnectTimeout
         self.maximumRequestBodyBytes = 64 << 20
         self.idleTimeout = .seconds(75)
+        self.requestHeadTimeout = .seconds(60)
+        self.requestBodyTimeout = .seconds(60)
+        self.sendTimeout = .seconds(60)
+        self.maximumConnections = 1024
         self.shutdownGracePeriod = .seconds(30)
         self.eventLoopThreads = System.coreCount
         self.reusePort = false
         self.accessLog = true
         self.client = CachingHTTPClient.Configuration()
         self.client.caching.policy.targetedFields = [CachePolicyConfiguration.cdnCacheControl]
+        // nginx's proxy_cache_lock_timeout: a request waits that long for another's fetch.
+        self.client.lockTimeout = .seconds(5)
     }
 
     /// The targeted cache-control fields the proxy obeys, in order (RFC 9213): by default

@@ -54,13 +54,16 @@ struct ProxyForwarder: Sendable {
     /// Answers one request; never throws (origin failures become 502 / 504).
     /// - Parameters:
     ///   - head: the client's request head; its target is forwarded byte for byte.
-    ///   - body: the whole request body, or nil when the client declared none.
+    ///   - body: the whole request body, or nil when the client declared none or it streams.
+    ///   - streamedBody: the request body as it is read from the client (``RequestBodyStream``).
     ///   - fromLoopback: the client is connected from a loopback address (for `PURGE`).
-    func answer(_ head: HTTPRequestHead, body: ByteBuffer?, fromLoopback: Bool) async -> ProxyAnswer {
+    func answer(
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil, fromLoopback: Bool
+    ) async -> ProxyAnswer {
         if head.method == .PURGE, let purge {
             return await purgeAnswer(head, access: purge, fromLoopback: fromLoopback)
         }
-        let answer = await uncountedAnswer(head, body: body)
+        let answer = await uncountedAnswer(head, body: body, streamedBody: streamedBody)
         // The caching client counted its own answers; these are the proxy's.
         if answer.cacheStatusMember == nil { metrics?.recordGenerated() }
         return answer
@@ -102,10 +105,14 @@ struct ProxyForwarder: Sendable {
             body: .bytes(body), cacheStatus: nil, cacheStatusMember: nil)
     }
 
-    private func uncountedAnswer(_ head: HTTPRequestHead, body: ByteBuffer?) async -> ProxyAnswer {
+    private func uncountedAnswer(
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body?
+    ) async -> ProxyAnswer {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
         guard var request = upstreamRequest(for: head) else { return .error(.badRequest) }
-        if let body {
+        if let streamedBody {
+            request.body = streamedBody
+        } else if let body {
             // A GET or HEAD body makes CachingHTTPClient bypass the cache, so an empty one is
             // dropped; an unsafe method keeps even an empty body (Content-Length: 0 upstream).
             if body.readableBytes > 0 || (head.method != .GET && head.method != .HEAD) { request.body = .bytes(body) }
@@ -117,6 +124,8 @@ struct ProxyForwarder: Sendable {
                 cacheStatus: response.cacheStatus, cacheStatusMember: response.cacheStatusMember)
             answer.storeSettlement = response.storeSettlement
             return answer
+        } catch is RequestBodyTooLarge {
+            return .error(.payloadTooLarge)
         } catch is CancellationError {
             return .error(.badGateway) // the client went away; nobody reads this
         } catch let error as CachingHTTPClientError {

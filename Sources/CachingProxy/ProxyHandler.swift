@@ -12,8 +12,9 @@ import SharedURLCache
 /// of its own request; the event loops never wait. It also answers requests the parser rejects
 /// and closes connections left idle: it is the only handler after NIO's, so each request and
 /// response part passes through as few handlers as HTTP/1.1 needs.
-final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     /// The response fields that say how the cache answered.
@@ -30,8 +31,11 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let cacheStatus: CacheStatusFields
     private let maximumRequestBodyBytes: Int
     private let accessLog: AccessLog?
-    /// A connection with no answer running for this long is closed.
-    private let idleTimeout: TimeAmount
+    /// How long each stage may stall before the connection is closed.
+    private let timeouts: ConnectionTimeouts
+    private var idleTimeout: TimeAmount { timeouts.idle }
+    /// When the request head now arriving began (the handler ahead of NIO's decoder).
+    private let headClock: RequestHeadClock
     /// The server's count of answers running in tasks (its shutdown waits for them).
     private let answers: AnswersInFlight
 
@@ -39,6 +43,21 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var bodyTooLarge = false
+    /// The request body going to the origin as it is read (unsafe methods), while it is read.
+    private var bodyStream: RequestBodyStream?
+    /// The request being read streams its body: its answer started with its head.
+    private var streamsBody = false
+    private var bodyBytes = 0
+    /// The request declared a body too large to take: answered 413 at once, its bytes dropped.
+    private var refusedBody = false
+    /// Reading paused until the origin takes what was read (the body stream's back-pressure).
+    private var readsPaused = false
+    private var readPending = false
+    /// When the client last gave the proxy a part of the request it was reading.
+    private var lastClientRead = NIODeadline.now()
+    /// Writes to the client not yet completed, and when one last completed (or the first began).
+    private var writesOutstanding = 0
+    private var lastWriteProgress = NIODeadline.now()
     /// The request being answered (at most one: HTTPServerPipelineHandler holds back the next).
     private var task: Task<Void, Never>?
     private var answering = false
@@ -61,23 +80,24 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     init(
         forwarder: ProxyForwarder, encoder: ProxyResponseEncoder, cacheStatus: CacheStatusFields,
         maximumRequestBodyBytes: Int, accessLog: AccessLog?,
-        idleTimeout: TimeAmount, answers: AnswersInFlight
+        timeouts: ConnectionTimeouts, headClock: RequestHeadClock, answers: AnswersInFlight
     ) {
         self.forwarder = forwarder
         self.encoder = encoder
         self.cacheStatus = cacheStatus
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.accessLog = accessLog
-        self.idleTimeout = idleTimeout
+        self.timeouts = timeouts
+        self.headClock = headClock
         self.answers = answers
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { scheduleIdleCheck(in: idleTimeout, context: context) }
+        if context.channel.isActive { scheduleIdleCheck(in: timeouts.tick, context: context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if idleCheck == nil { scheduleIdleCheck(in: idleTimeout, context: context) }
+        if idleCheck == nil { scheduleIdleCheck(in: timeouts.tick, context: context) }
         context.fireChannelActive()
     }
 
@@ -101,23 +121,59 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
         case .head(let head):
+            headClock.restart()
             self.head = head
             body = nil
             bodyTooLarge = false
+            refusedBody = false
+            streamsBody = false
+            bodyBytes = 0
             answering = true
-            // RFC 9110 §10.1.1: the proxy reads the whole body before it forwards, so it answers
-            // `100-continue` itself (as nginx does); the interim response is never cached.
+            lastClientRead = .now()
+            let declaredLength = head.headers.first(name: "content-length").flatMap { Int($0) }
+            if let declaredLength, declaredLength > maximumRequestBodyBytes {
+                // Refused before a byte of it is read, and without `100 Continue`: the client
+                // learns at once, and the connection closes after the 413 (the body is not read).
+                refusedBody = true
+                bodyTooLarge = true
+                closesAfterAnswer = true
+                write(
+                    ProxyAnswer.error(.payloadTooLarge), chunks: [], finished: true, for: head,
+                    started: ContinuousClock.now, context: context)
+                return
+            }
+            // RFC 9110 §10.1.1: the proxy takes the body itself (the declared length is within
+            // the limit), so it answers `100-continue` (as nginx does); never cached.
             if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
                 context.writeAndFlush(
                     wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
                     promise: nil)
             }
-            if head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding") {
+            guard head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding")
+            else { return }
+            if head.method == .GET || head.method == .HEAD || declaredLength == 0 {
+                // Kept whole: a GET or HEAD body decides whether the cache is bypassed (an empty
+                // one is dropped), and an empty body needs no stream.
                 body = context.channel.allocator.buffer(capacity: 0)
+            } else {
+                startStreaming(head, declaredLength: declaredLength, context: context)
             }
         case .body(var chunk):
+            lastClientRead = .now()
             guard !bodyTooLarge else { return }
-            if (body?.readableBytes ?? 0) + chunk.readableBytes > maximumRequestBodyBytes {
+            bodyBytes += chunk.readableBytes
+            if let bodyStream {
+                if bodyBytes > maximumRequestBodyBytes {
+                    // The answer's origin request fails with this, and it is answered 413.
+                    bodyTooLarge = true
+                    closesAfterAnswer = true
+                    bodyStream.fail(RequestBodyTooLarge())
+                    self.bodyStream = nil
+                    resumeReading(context: context) // the rest is read and dropped
+                } else if !bodyStream.yield(chunk) {
+                    readsPaused = true
+                }
+            } else if bodyBytes > maximumRequestBodyBytes {
                 bodyTooLarge = true
                 body = nil
             } else if body == nil {
@@ -128,12 +184,53 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            if streamsBody || refusedBody {
+                // Answered (or being answered) since its head.
+                bodyStream?.finish()
+                bodyStream = nil
+                return
+            }
             answer(head, body: body, context: context)
             body = nil
         }
     }
 
+    /// Starts answering a request whose body streams to the origin as it is read.
+    private func startStreaming(_ head: HTTPRequestHead, declaredLength: Int?, context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        let resume: @Sendable () -> Void = {
+            loop.execute { bound.value.handler.resumeReading(context: bound.value.context) }
+        }
+        let stream = RequestBodyStream(length: declaredLength, resume: resume, terminated: resume)
+        bodyStream = stream
+        streamsBody = true
+        answer(head, body: nil, streamedBody: stream.body, context: context)
+    }
+
+    // MARK: Reading as fast as the origin takes a body
+
+    func read(context: ChannelHandlerContext) {
+        if readsPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func resumeReading(context: ChannelHandlerContext) {
+        guard readsPaused else { return }
+        readsPaused = false
+        lastClientRead = .now() // the client was not the one waiting
+        if readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        bodyStream?.fail(ChannelError.ioOnClosedChannel) // the origin request must not wait for more
+        bodyStream = nil
         task?.cancel() // the client is gone: AsyncHTTPClient drops the origin request
         task = nil
         idleCheck?.cancel()
@@ -155,17 +252,37 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Closes the connection when it has been idle for the timeout, else looks again when it
-    /// could be.
+    /// Closes the connection when a stage has stalled past its timeout (``ConnectionTimeouts``),
+    /// else looks again a tick later.
     private func checkIdle(context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
-        let busy = answering || answersDraining > 0
-        let idle = NIODeadline.now() - lastBusy
-        if !busy && idle >= idleTimeout {
+        let now = NIODeadline.now()
+        let stalled: Bool
+        if writesOutstanding > 0 && now - lastWriteProgress >= timeouts.send {
+            stalled = true // the client stopped taking the answer
+        } else if head != nil && !refusedBody && !readsPaused && now - lastClientRead >= timeouts.requestBody {
+            stalled = true // the client stopped sending the body it declared
+        } else if head == nil && !answering, let first = headClock.firstByte, now - first >= timeouts.requestHead {
+            stalled = true // a request head begun and never finished
+        } else {
+            stalled = !(answering || answersDraining > 0) && now - lastBusy >= idleTimeout
+        }
+        if stalled {
             context.close(promise: nil)
         } else {
-            scheduleIdleCheck(in: busy ? idleTimeout : idleTimeout - idle, context: context)
+            scheduleIdleCheck(in: timeouts.tick, context: context)
         }
+    }
+
+    /// A write to the client whose completion the send timeout waits for.
+    private func beginWrite() {
+        if writesOutstanding == 0 { lastWriteProgress = .now() }
+        writesOutstanding += 1
+    }
+
+    private func writeCompleted() {
+        writesOutstanding -= 1
+        lastWriteProgress = .now()
     }
 
     /// Answers a request NIO's HTTP/1.1 parser rejects, then closes: 400, except that a method
@@ -189,7 +306,10 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Answering
 
-    private func answer(_ head: HTTPRequestHead, body: ByteBuffer?, context: ChannelHandlerContext) {
+    private func answer(
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil,
+        context: ChannelHandlerContext
+    ) {
         let started = ContinuousClock.now
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
@@ -202,7 +322,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         // and a small body read. A hop to the cooperative pool and back cost about half of a hit's
         // throughput on two cores (a constant answer written from a task: 7,660 requests/s; from
         // the loop: 14,600).
-        if (body?.readableBytes ?? 0) == 0,
+        if (body?.readableBytes ?? 0) == 0, streamedBody == nil,
             let (answer, bytes) = forwarder.storedAnswer(head, cacheStatusHeader: cacheStatus.header)
         {
             write(consume answer, chunks: [bytes], finished: true, for: head, started: started, context: context)
@@ -217,7 +337,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         answers.begin()
         task = Task {
             defer { answers.end() }
-            var forwarded = await forwarder.answer(head, body: body, fromLoopback: fromLoopback)
+            var forwarded = await forwarder.answer(
+                head, body: body, streamedBody: streamedBody, fromLoopback: fromLoopback)
             // Gather what is ready (a stored or buffered body: all of it) so the usual answer
             // is one hop to the event loop: head, body and end in one flush.
             var iterator = forwarded.body.makeAsyncIterator()
@@ -244,23 +365,31 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
             let ready = chunks
             let complete = finished
             let answer = forwarded
-            let write: @Sendable () -> Void = {
+            // Nothing is written once the client has gone (the connection closed on a timeout,
+            // or by the client): NIO's pipelining handler takes no answer to a request whose
+            // end it never received.
+            let write: @Sendable () -> Bool = {
+                guard bound.value.context.channel.isActive else { return false }
                 bound.value.handler.write(
                     answer, chunks: ready, finished: complete, for: head, started: started,
                     context: bound.value.context)
+                return true
             }
-            let headWritten = loop.inEventLoop ? loop.makeSucceededVoidFuture() : loop.submit(write)
-            if loop.inEventLoop { write() }
+            let headWritten = loop.inEventLoop ? loop.makeSucceededFuture(write()) : loop.submit(write)
             guard !finished else { return }
             // A large origin stream (past CachingHTTPClient's body cap): one chunk in flight at a time.
             do {
-                _ = try await headWritten.get()
+                guard try await headWritten.get() else { return }
                 var sent = gathered
                 while let chunk = try await iterator.next() {
                     sent += chunk.readableBytes
                     try await loop.flatSubmit { () -> EventLoopFuture<Void> in
-                        bound.value.context.writeAndFlush(
-                            bound.value.handler.wrapOutboundOut(.body(.byteBuffer(chunk))))
+                        let handler = bound.value.handler
+                        handler.beginWrite()
+                        let written = bound.value.context.writeAndFlush(
+                            handler.wrapOutboundOut(.body(.byteBuffer(chunk))))
+                        written.assumeIsolated().whenComplete { _ in handler.writeCompleted() }
+                        return written
                     }.get()
                 }
                 let total = sent
@@ -368,11 +497,17 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         answering = false
         responseStarted = false
         task = nil
+        headClock.restart()
+        // The request's body is still coming (the origin answered early): the connection cannot
+        // be reused for another request before it ends, so it closes after this answer.
+        if head != nil { closesAfterAnswer = true }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         answersDraining += 1
+        beginWrite()
         written.assumeIsolated().whenComplete { _ in
             self.answersDraining -= 1
             self.lastBusy = .now()
+            self.writeCompleted()
         }
         accessLog?.record(
             method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,

@@ -124,7 +124,10 @@ public final class ProxyServer: Sendable {
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
         let quiescing = ServerQuiescingHelper(group: group)
         let answers = AnswersInFlight()
-        let idleTimeout = configuration.idleTimeout
+        let timeouts = ConnectionTimeouts(
+            idle: configuration.idleTimeout, requestHead: configuration.requestHeadTimeout,
+            requestBody: configuration.requestBodyTimeout, send: configuration.sendTimeout)
+        let connectionLimit = configuration.maximumConnections.map { ConnectionLimit(maximum: $0) }
         let cacheStatus = ProxyHandler.CacheStatusFields(
             name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
         let maximumRequestBodyBytes = configuration.maximumRequestBodyBytes
@@ -145,6 +148,10 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let connectionLimit, !connectionLimit.admit(channel) {
+                        try channel.pipeline.syncOperations.addHandler(OverLimitHandler())
+                        return
+                    }
                     // NIO's HTTP/1.1 server handlers as `configureHTTPServerPipeline` adds them
                     // (decoder, pipelining assistance), with the proxy's own response encoder in
                     // place of NIO's (ProxyResponseEncoder: same framing, a head in one buffer)
@@ -153,13 +160,14 @@ public final class ProxyServer: Sendable {
                     // (HeaderViolation); the only other fields, the cache status fields, are
                     // checked when the proxy starts.
                     let encoder = ProxyResponseEncoder()
+                    let headClock = RequestHeadClock()
                     try channel.pipeline.syncOperations.addHandlers([
-                        encoder, ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
+                        headClock, encoder, ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
                         HTTPServerPipelineHandler(),
                         ProxyHandler(
                             forwarder: forwarder, encoder: encoder, cacheStatus: cacheStatus,
                             maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
-                            idleTimeout: idleTimeout, answers: answers),
+                            timeouts: timeouts, headClock: headClock, answers: answers),
                     ])
                 }
             }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOCore
 import HTTPCacheSemantics
 import SharedURLCache
 
@@ -55,6 +56,12 @@ extension CachingHTTPClient {
         /// Parent caches asked before the origin for GET and HEAD (a miss, a revalidation);
         /// `nil` (the default) goes to the origin. See ``ParentTier``.
         public var parents: ParentTier?
+        /// How long a collapsed request waits for another request's fetch of the same URL (in
+        /// this process, or another on the directory) before it goes to the origin itself, as
+        /// nginx's `proxy_cache_lock_timeout` bounds it: a leader stuck on a slow origin or a
+        /// slow client then holds nobody else past it. `nil` (the default) waits for the leader
+        /// until the request's own deadline; `urlcache proxy` sets 5 s, nginx's default.
+        public var lockTimeout: TimeAmount?
 
         /// Creates a configuration.
         /// - Parameters:

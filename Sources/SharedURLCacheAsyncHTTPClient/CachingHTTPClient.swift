@@ -164,8 +164,12 @@ public final class CachingHTTPClient: Sendable {
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
                 let followed: RequestCollapser.Followed?
                 let cache = flow.cache
-                (answer, followed) = try await collapser.run(url: url, request: head) { key in
-                    try await OriginLease.run(cache: cache, name: key, deadline: deadline, fetch: fetch) { fetch in
+                let lockTimeout = configuration.lockTimeout
+                let waitingUntil = lockTimeout.map { NIODeadline.now() + $0 }
+                (answer, followed) = try await collapser.run(url: url, request: head, lockTimeout: lockTimeout) { key in
+                    try await OriginLease.run(
+                        cache: cache, name: key, deadline: deadline, waitingUntil: waitingUntil, fetch: fetch
+                    ) { fetch in
                         try await flow.streamingResponse(
                             for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
                     }

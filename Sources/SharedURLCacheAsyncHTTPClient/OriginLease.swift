@@ -68,8 +68,11 @@ final class OriginLease: Sendable {
     private static let rounds = 4
 
     /// Runs `flow` (given the fetch to use) as the leader of `name` across processes; see the type.
+    /// - Parameter waitingUntil: when a request stops waiting for another process's fetch and
+    ///   asks the origin itself (the lock timeout), if before `deadline`.
     static func run(
-        cache: SharedCache, name: String, deadline: NIODeadline, fetch: @escaping HTTPCachingFlow.StreamingFetch,
+        cache: SharedCache, name: String, deadline: NIODeadline, waitingUntil: NIODeadline? = nil,
+        fetch: @escaping HTTPCachingFlow.StreamingFetch,
         _ flow: (_ fetch: @escaping HTTPCachingFlow.StreamingFetch) async throws -> CachedHTTPStreamingResponse
     ) async throws -> CachedHTTPStreamingResponse {
         var leasing = true
@@ -79,7 +82,8 @@ final class OriginLease: Sendable {
             do {
                 answer = try await flow(lease.gated(fetch))
             } catch is OriginRequestDeferred {
-                leasing = try await waitForOwner(cache: cache, name: name, deadline: deadline)
+                leasing = try await waitForOwner(
+                    cache: cache, name: name, deadline: waitingUntil.map { min($0, deadline) } ?? deadline)
                 continue
             } catch {
                 lease.release()

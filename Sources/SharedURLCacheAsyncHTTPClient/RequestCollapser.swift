@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
 import HTTPTypes
+import NIOCore
 import SharedURLCache
 import Synchronization
 
@@ -37,10 +38,19 @@ final class RequestCollapser: Sendable {
         case wildcard
     }
 
+    /// How a follower's wait ended.
+    private enum Wake: Sendable {
+        /// The leader finished; why it went forward.
+        case leaderFinished(CacheStatusMember.Forward?)
+        /// The lock timeout passed first.
+        case timedOut
+    }
+
     private struct State: ~Copyable {
-        /// Keys with a leader in flight, and the tasks waiting for it (resumed with why the
-        /// leader went forward).
-        var flights: [String: [CheckedContinuation<CacheStatusMember.Forward?, Never>]] = [:]
+        /// Keys with a leader in flight, and the tasks waiting for it (each under an id of its
+        /// own, so that a timed-out one can leave the queue).
+        var flights: [String: [(id: UInt64, continuation: CheckedContinuation<Wake, Never>)]] = [:]
+        var nextWaiter: UInt64 = 0
         /// URL → the `Vary` its last response carried (absent: none).
         var vary: [String: VaryHint] = [:]
     }
@@ -52,6 +62,8 @@ final class RequestCollapser: Sendable {
     enum Role {
         case leader
         case follower(leaderForward: CacheStatusMember.Forward?)
+        /// Waited the lock timeout without the leader finishing.
+        case timedOut
     }
 
     /// The collapsing key for `request` at `url`, or nil when the URL must not collapse.
@@ -81,15 +93,20 @@ final class RequestCollapser: Sendable {
     /// stream the stored entry, or go to the origin themselves if nothing was stored.
     /// - Returns: the answer, and for a request that waited on a leader, why that one went
     ///   forward (`forward` of its answer).
+    /// - Parameter lockTimeout: how long a follower waits for a leader before it runs `body`
+    ///   itself (nil: until the leader finishes).
     func run<T>(
-        url: String, request: HTTPRequest, _ body: (_ key: String) async throws -> T,
+        url: String, request: HTTPRequest, lockTimeout: TimeAmount? = nil, _ body: (_ key: String) async throws -> T,
         learn: (T) -> VaryHint?, settled: (T) -> StoreSettlement,
         forward: (T) -> CacheStatusMember.Forward?
     ) async rethrows -> (T, Followed?) {
         guard var key = key(url: url, request: request) else { return (try await body(url), nil) }
         var followed: Followed?
         for _ in 0..<2 {
-            switch await waitOrLead(key) {
+            switch await waitOrLead(key, lockTimeout: lockTimeout) {
+            case .timedOut:
+                // nginx's proxy_cache_lock_timeout: go to the origin without waiting any longer.
+                return (try await body(key), nil)
             case .leader:
                 let answer: T
                 do {
@@ -119,30 +136,51 @@ final class RequestCollapser: Sendable {
     /// How many requests wait on a leader now.
     var waitingFollowers: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
 
-    /// Becomes the leader of `key`, or waits until its leader finishes.
-    private func waitOrLead(_ key: String) async -> Role {
-        let led = state.withLock { state -> Bool in
-            guard state.flights[key] == nil else { return false }
+    /// Becomes the leader of `key`, or waits until its leader finishes (or `lockTimeout` passes).
+    private func waitOrLead(_ key: String, lockTimeout: TimeAmount?) async -> Role {
+        let waiter = state.withLock { state -> UInt64? in
+            guard state.flights[key] == nil else {
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
             state.flights[key] = []
-            return true
+            return nil
         }
-        if led { return .leader }
-        let leaderForward = await withCheckedContinuation {
-            (continuation: CheckedContinuation<CacheStatusMember.Forward?, Never>) in
+        guard let waiter else { return .leader }
+        let timer = lockTimeout.map { timeout in
+            Task { [self] in
+                try await Task.sleep(nanoseconds: UInt64(max(0, timeout.nanoseconds)))
+                giveUp(key, waiter: waiter)
+            }
+        }
+        defer { timer?.cancel() }
+        let wake = await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
             let queued = state.withLock { state -> Bool in
                 guard state.flights[key] != nil else { return false }
-                state.flights[key]!.append(continuation)
+                state.flights[key]!.append((waiter, continuation))
                 return true
             }
-            if !queued { continuation.resume(returning: nil) } // the leader finished meanwhile
+            if !queued { continuation.resume(returning: .leaderFinished(nil)) } // the leader finished meanwhile
         }
-        return .follower(leaderForward: leaderForward)
+        switch wake {
+        case .leaderFinished(let leaderForward): return .follower(leaderForward: leaderForward)
+        case .timedOut: return .timedOut
+        }
+    }
+
+    /// Takes a follower out of `key`'s queue when its lock timeout passed (if it is still there).
+    private func giveUp(_ key: String, waiter: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Wake, Never>? in
+            guard let index = state.flights[key]?.firstIndex(where: { $0.id == waiter }) else { return nil }
+            return state.flights[key]!.remove(at: index).continuation
+        }
+        continuation?.resume(returning: .timedOut)
     }
 
     /// Ends `key`'s flight and wakes its followers (also when the leader threw or was cancelled).
     private func finish(_ key: String, leaderForward: CacheStatusMember.Forward?) {
         let waiters = state.withLock { $0.flights.removeValue(forKey: key) } ?? []
-        for waiter in waiters { waiter.resume(returning: leaderForward) }
+        for waiter in waiters { waiter.continuation.resume(returning: .leaderFinished(leaderForward)) }
     }
 
     private func remember(url: String, _ hint: VaryHint?) {

@@ -51,6 +51,10 @@ final class ProxyFixture: Sendable {
         configuration.upstreamTimeout = .seconds(240)
         configuration.connectTimeout = .seconds(30) // a refused connect still fails at once
         configuration.idleTimeout = .minutes(10)
+        configuration.requestHeadTimeout = .minutes(10)
+        configuration.requestBodyTimeout = .minutes(10)
+        configuration.sendTimeout = .minutes(10)
+        configuration.client.lockTimeout = .minutes(4) // collapsing tests hold leaders at a gate
         configuration.client.caching.now = { clock.now }
         // The tests read the nginx-style status (RawResponse.cacheStatus); Cache-Status is on by default.
         configuration.cacheStatusHeader = "X-Cache-Status"

@@ -18,6 +18,8 @@ extension ProxyProcessTests {
                 [
                     "proxy", directory.root + "/cache", "--listen", "127.0.0.1:\(port)", "--upstream", origin.url,
                     "--threads", "1", "--x-cache-status", "--cache-status-name", "p\(index)",
+                    // Leaders are held at a gate while the followers gather: longer than the default.
+                    "--lock-timeout", "240",
                 ])
             started.append((child, port))
             let ready = try await runBlocking { child.waitForLine("listening on 127.0.0.1:\(port)") }

@@ -44,6 +44,18 @@ struct Proxy: ParsableCommand {
     var connectTimeout = 3
     @Option(help: "Seconds SIGTERM/SIGINT wait for requests in flight before the process exits anyway.")
     var shutdownGrace = 30
+    @Option(help: "Seconds from a request head's first byte to its end before the connection is closed.")
+    var requestHeadTimeout = 60.0
+    @Option(help: "Seconds a client may leave between two reads of a request body before the connection is closed.")
+    var requestBodyTimeout = 60.0
+    @Option(help: "Seconds a client may leave an answer untaken before the connection is closed.")
+    var sendTimeout = 60.0
+    @Option(help: "Seconds a keep-alive connection may wait for its next request.") var idleTimeout = 75.0
+    @Option(help: "Client connections served at once; past it new ones get 503 and are closed (0: no bound).")
+    var maxConnections = 1024
+    @Option(help: "The largest request body (a larger one gets 413).") var maxRequestBody = "64MiB"
+    @Option(help: "Seconds a request waits for another's fetch of the same URL before it goes to the origin itself.")
+    var lockTimeout = 5.0
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Flag(
         help:
@@ -114,6 +126,16 @@ struct Proxy: ParsableCommand {
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
         guard shutdownGrace >= 0 else { throw ValidationError("--shutdown-grace must not be negative") }
+        for (name, value) in [
+            ("--request-head-timeout", requestHeadTimeout), ("--request-body-timeout", requestBodyTimeout),
+            ("--send-timeout", sendTimeout), ("--idle-timeout", idleTimeout), ("--lock-timeout", lockTimeout),
+        ] where !(value > 0) {
+            throw ValidationError("\(name) must be positive")
+        }
+        guard maxConnections >= 0 else { throw ValidationError("--max-connections must not be negative") }
+        do { _ = try SizeLimit(maxRequestBody).resolved(of: 0) } catch {
+            throw ValidationError("--max-request-body: \(error)")
+        }
     }
 
     /// The tier the `--parent` options describe, nil without any.
@@ -140,6 +162,13 @@ struct Proxy: ParsableCommand {
         configuration.upstreamTimeout = .seconds(Int64(upstreamTimeout))
         configuration.connectTimeout = .seconds(Int64(connectTimeout))
         configuration.shutdownGracePeriod = .seconds(Int64(shutdownGrace))
+        configuration.requestHeadTimeout = .nanoseconds(Int64(requestHeadTimeout * 1e9))
+        configuration.requestBodyTimeout = .nanoseconds(Int64(requestBodyTimeout * 1e9))
+        configuration.sendTimeout = .nanoseconds(Int64(sendTimeout * 1e9))
+        configuration.idleTimeout = .nanoseconds(Int64(idleTimeout * 1e9))
+        configuration.maximumConnections = maxConnections == 0 ? nil : maxConnections
+        configuration.maximumRequestBodyBytes = try SizeLimit(maxRequestBody).resolved(of: 0)
+        configuration.client.lockTimeout = .milliseconds(Int64(lockTimeout * 1000))
         if let threads { configuration.eventLoopThreads = threads }
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog

@@ -122,6 +122,18 @@ public struct ProxyConfiguration: Sendable {
     /// variant; 200 with the count, 404 when there were none, 403 for anyone else). `nil` (the
     /// default) forwards `PURGE` to the origin like any other method.
     public var purge: PurgeAccess?
+    /// Request fields the proxy would drop that it lets through to the origin (any case): by
+    /// default it drops `X-Forwarded-Host`, `X-Original-URL`, `X-Rewrite-URL`,
+    /// `X-HTTP-Method-Override`, `X-HTTP-Method` and `X-Method-Override`, which frameworks read
+    /// to rewrite the host, target or method behind the cache's key (docs/Proxy.md, "What
+    /// reaches the origin"). Default none.
+    public var passedHeaders: [String] = []
+    /// Request fields added to every stored response's key, for an origin that varies on them
+    /// without saying so in `Vary` (``HTTPCachingConfiguration/keyFields``). Default none.
+    public var keyHeaders: [HTTPField.Name] {
+        get { client.caching.keyFields }
+        set { client.caching.keyFields = newValue }
+    }
     /// The caching client's settings: shared mode by default, the cache's own partition (the
     /// empty one unless the cache was opened with another), the body cap, request collapsing.
     public var client: CachingHTTPClient.Configuration

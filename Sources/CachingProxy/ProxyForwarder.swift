@@ -50,6 +50,8 @@ struct ProxyForwarder: Sendable {
     let metrics: ProxyMetrics?
     /// Who may `PURGE`; nil forwards `PURGE` like any method.
     let purge: PurgeAccess?
+    /// The request fields dropped on the way upstream (``UpstreamFieldRules``).
+    var fieldRules: UpstreamFieldRules = .standard
 
     /// Answers one request; never throws (origin failures become 502 / 504).
     /// - Parameters:
@@ -57,13 +59,15 @@ struct ProxyForwarder: Sendable {
     ///   - body: the whole request body, or nil when the client declared none or it streams.
     ///   - streamedBody: the request body as it is read from the client (``RequestBodyStream``).
     ///   - fromLoopback: the client is connected from a loopback address (for `PURGE`).
+    ///   - peer: the client's address, appended to `X-Forwarded-For`.
     func answer(
-        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil, fromLoopback: Bool
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil, fromLoopback: Bool,
+        peer: String? = nil
     ) async -> ProxyAnswer {
         if head.method == .PURGE, let purge {
             return await purgeAnswer(head, access: purge, fromLoopback: fromLoopback)
         }
-        let answer = await uncountedAnswer(head, body: body, streamedBody: streamedBody)
+        let answer = await uncountedAnswer(head, body: body, streamedBody: streamedBody, peer: peer)
         // The caching client counted its own answers; these are the proxy's.
         if answer.cacheStatusMember == nil { metrics?.recordGenerated() }
         return answer
@@ -106,10 +110,10 @@ struct ProxyForwarder: Sendable {
     }
 
     private func uncountedAnswer(
-        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body?
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body?, peer: String?
     ) async -> ProxyAnswer {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
-        guard var request = upstreamRequest(for: head) else { return .error(.badRequest) }
+        guard var request = upstreamRequest(for: head, peer: peer) else { return .error(.badRequest) }
         if let streamedBody {
             request.body = streamedBody
         } else if let body {
@@ -166,7 +170,7 @@ struct ProxyForwarder: Sendable {
                 for: HTTPRequest(
                     method: head.method == .GET ? .get : .head, scheme: upstream.scheme,
                     authority: upstream.authority, path: upstream.basePath + target,
-                    headerFields: ProxyHeaders.upstreamRequestFields(head.headers)))
+                    headerFields: ProxyHeaders.upstreamRequestFields(head.headers, rules: fieldRules)))
         } else {
             guard let request = upstreamRequest(for: head) else { return nil }
             stored = client.immediateAnswer(for: request)
@@ -210,12 +214,12 @@ struct ProxyForwarder: Sendable {
     }
 
     /// The request to the upstream for a client's request head (no body), or nil when its target
-    /// cannot be proxied.
-    func upstreamRequest(for head: HTTPRequestHead) -> HTTPClientRequest? {
+    /// cannot be proxied; `peer` is the client's address, for `X-Forwarded-For`.
+    func upstreamRequest(for head: HTTPRequestHead, peer: String? = nil) -> HTTPClientRequest? {
         guard let url = upstreamURL(target: head.uri) else { return nil }
         var request = HTTPClientRequest(url: url)
         request.method = Self.wireMethod(head.method)
-        request.headers = ProxyHeaders.upstreamRequest(head.headers)
+        request.headers = ProxyHeaders.upstreamRequest(head.headers, rules: fieldRules, peer: peer)
         return request
     }
 

@@ -115,10 +115,11 @@ public final class ProxyServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        let forwarder = ProxyForwarder(
+        var forwarder = ProxyForwarder(
             client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
             metrics: metricsFactory.map { ProxyMetrics(factory: $0) },
             purge: configuration.purge)
+        forwarder.fieldRules = UpstreamFieldRules(passing: configuration.passedHeaders)
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil

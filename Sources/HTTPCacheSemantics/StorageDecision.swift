@@ -50,10 +50,12 @@ public enum StorageDecision: Sendable, Hashable {
     /// (RFC 9111 §4.2.2) or revalidate by their validator. 206 and 304 are never entries.
     ///
     /// Poisoning guard (RFC 9111 §7.1; "CPDoS"): in a shared cache, a 4xx other than the
-    /// heuristically cacheable 404, 405, 410 and 414 is stored only when the response carries
-    /// `s-maxage`. Those four describe the resource, i.e. the cache key (method and URI; the URI
-    /// is keyed byte for byte, see ``NormalizedURL``). Every other 4xx may answer what the key
-    /// does not hold: header syntax or size (400, 431), content (411, 413), preconditions and
+    /// heuristically cacheable 404, 410 and 414 is stored only when the response carries
+    /// `s-maxage`. Those three describe the resource, i.e. the cache key (method and URI; the URI
+    /// is keyed byte for byte, see ``NormalizedURL``). A 405 is heuristically cacheable too, but
+    /// it answers the method a request *says* it uses, and method-override fields
+    /// (`X-HTTP-Method-Override` and the like, which the key does not hold) let one client turn
+    /// a GET into a 405 for everyone. Every other 4xx may answer what the key does not hold: header syntax or size (400, 431), content (411, 413), preconditions and
     /// ranges (412, 416), `Expect` (417), a client's rate or a firewall's verdict (429, 403).
     /// Stored under the URL, one client's malformed or oversized request would deny everyone the
     /// resource, and origins often put the same `max-age` or `Expires` on every answer: only
@@ -139,7 +141,7 @@ public enum StorageDecision: Sendable, Hashable {
             || (targeted == nil && fields.contains(.expires))
         if (500...599).contains(code) && !configuration.storeServerErrors { return .notStorable(.serverError) }
         // RFC 9111 §7.1: the poisoning guard written down above.
-        let describesResource = Freshness.heuristicallyCacheableStatusCodes.contains(code)
+        let describesResource = code != 405 && Freshness.heuristicallyCacheableStatusCodes.contains(code)
         if shared && (400...499).contains(code) && !describesResource && responseCC.sharedMaxAge == nil {
             return .notStorable(.clientErrorWithoutSharedMaxAge)
         }

@@ -73,6 +73,11 @@ public struct HTTPCachingConfiguration: Sendable {
     /// (docs/Proxy.md, "Compressed passthrough"). Its `ETag` becomes weak, as it names another
     /// representation, and `Vary: Accept-Encoding` is added.
     public var compressedPassthrough = false
+    /// Request fields added to the key of every response stored, as if the origin had named
+    /// them in `Vary` (they are appended to the stored response's `Vary`, so the clients of a
+    /// hit see them too): for an origin that varies on a field without saying so (a tenant or
+    /// API-version header). Default none.
+    public var keyFields: [HTTPField.Name] = []
 
     /// The defaults: a shared cache under RFC 9111, background revalidation, no hook, no rules.
     public init() {}

@@ -333,6 +333,9 @@ public final class HTTPCachingFlow: Sendable {
             for name in configuration.policy.targetedFields { candidate.headerFields[name] = nil }
             candidate.headerFields[HTTPField.Name.pragmaField] = nil
         }
+        if !configuration.keyFields.isEmpty {
+            candidate.headerFields = Self.varying(candidate.headerFields, on: configuration.keyFields)
+        }
         if case .notStorable(let reason) = StorageDecision.evaluate(
             request: request, response: candidate,
             responseTime: responseTime, configuration: configuration.policy)
@@ -450,6 +453,19 @@ public final class HTTPCachingFlow: Sendable {
             }
         }
         return .asStored
+    }
+
+    /// `fields` with `Vary` naming `names` too (``HTTPCachingConfiguration/keyFields``): the
+    /// missing ones appended in a `Vary` field of their own; nothing for `Vary: *`.
+    static func varying(_ fields: HTTPFields, on names: [HTTPField.Name]) -> HTTPFields {
+        let vary = VaryFields(responseFields: fields)
+        guard !vary.isWildcard else { return fields }
+        let named = Set(vary.names.map(\.canonicalName))
+        let missing = names.filter { !named.contains($0.canonicalName) }
+        guard !missing.isEmpty else { return fields }
+        var fields = fields
+        fields.append(HTTPField(name: .vary, value: missing.map(\.rawName).joined(separator: ", ")))
+        return fields
     }
 
     /// The stored fields with an answer's `Age` (RFC 9111 §5.1): in place of the first stored

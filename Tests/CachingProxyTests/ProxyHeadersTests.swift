@@ -11,11 +11,19 @@ import Testing
 /// checked alike here.
 @Suite struct ProxyHeadersTests {
     /// The fields of both forms as (name as spelled, value), which must agree.
-    private func forwarded(_ fields: [(String, String)]) -> [(name: String, value: String)] {
+    /// (The lookup's form leaves out the `X-Forwarded-*` fields the proxy writes.)
+    private func forwarded(
+        _ fields: [(String, String)], rules: UpstreamFieldRules = .standard, peer: String? = nil
+    ) -> [(name: String, value: String)] {
         let headers = HTTPHeaders(fields)
-        let nio = ProxyHeaders.upstreamRequest(headers).map { (name: $0.name, value: $0.value) }
-        let types = ProxyHeaders.upstreamRequestFields(headers).map { (name: $0.name.rawName, value: $0.value) }
-        #expect(nio.map(\.name) == types.map(\.name) && nio.map(\.value) == types.map(\.value))
+        let nio = ProxyHeaders.upstreamRequest(headers, rules: rules, peer: peer).map {
+            (name: $0.name, value: $0.value)
+        }
+        let types = ProxyHeaders.upstreamRequestFields(headers, rules: rules).map {
+            (name: $0.name.rawName, value: $0.value)
+        }
+        let compared = nio.filter { !["x-forwarded-for", "x-forwarded-proto"].contains($0.name.lowercased()) }
+        #expect(compared.map(\.name) == types.map(\.name) && compared.map(\.value) == types.map(\.value))
         return nio
     }
 
@@ -27,8 +35,8 @@ import Testing
             ("proxy-connection", "keep-alive"), ("Trailer", "X-T"), ("Proxy-Authenticate", "Basic"),
             ("content-length", "3"), ("EXPECT", "100-continue"), ("X-Custom", "one"), ("x-CUSTOM", "two"),
         ])
-        #expect(result.map(\.name) == ["Accept", "X-Custom", "x-CUSTOM", "Via"])
-        #expect(result.map(\.value) == ["*/*", "one", "two", ProxyHeaders.via])
+        #expect(result.map(\.name) == ["Accept", "X-Custom", "x-CUSTOM", "X-Forwarded-Proto", "Via"])
+        #expect(result.map(\.value) == ["*/*", "one", "two", "http", ProxyHeaders.via])
     }
 
     @Test("the names Connection lists go too, matched without regard to case, over several lines")
@@ -37,18 +45,55 @@ import Testing
             ("X-Hop", "secret"), ("connection", "Keep-Alive, x-HOP"), ("Accept", "text/plain"),
             ("X-Other-Hop", "1"), ("CONNECTION", " X-Other-hop ,"), ("X-Kept", "k"),
         ])
-        #expect(result.map(\.name) == ["Accept", "X-Kept", "Via"])
+        #expect(result.map(\.name) == ["Accept", "X-Kept", "X-Forwarded-Proto", "Via"])
     }
 
     @Test("an HTTP/1.0 client's Connection: keep-alive and a Connection: close are not forwarded")
     func connectionOptions() {
-        #expect(forwarded([("Connection", "keep-alive"), ("Accept", "*/*")]).map(\.name) == ["Accept", "Via"])
-        #expect(forwarded([("Connection", "close"), ("Cookie", "a=b")]).map(\.name) == ["Cookie", "Via"])
+        #expect(
+            forwarded([("Connection", "keep-alive"), ("Accept", "*/*")]).map(\.name) == [
+                "Accept", "X-Forwarded-Proto", "Via",
+            ])
+        #expect(
+            forwarded([("Connection", "close"), ("Cookie", "a=b")]).map(\.name) == [
+                "Cookie", "X-Forwarded-Proto", "Via",
+            ])
     }
 
-    @Test("a request with nothing but hop-by-hop fields goes with Via alone")
+    @Test("a request with nothing but hop-by-hop fields goes with the proxy's own fields alone")
     func onlyHopByHop() {
-        #expect(forwarded([("Host", "x"), ("Connection", "close")]).map(\.name) == ["Via"])
+        #expect(forwarded([("Host", "x"), ("Connection", "close")]).map(\.name) == ["X-Forwarded-Proto", "Via"])
+    }
+
+    @Test(
+        "X-Forwarded-Host, X-Original-URL, X-Rewrite-URL and the method-override family never reach the origin, in any case"
+    )
+    func rewritingFieldsDropped() {
+        let result = forwarded([
+            ("X-Forwarded-Host", "evil.test"), ("x-original-url", "/admin"), ("X-Rewrite-URL", "/admin"),
+            ("X-HTTP-Method-Override", "DELETE"), ("X-HTTP-Method", "PUT"), ("X-Method-Override", "PATCH"),
+            ("Accept", "*/*"),
+        ])
+        #expect(result.map(\.name) == ["Accept", "X-Forwarded-Proto", "Via"])
+    }
+
+    @Test("--pass-header lets one of them through, matched without regard to case; the others still go")
+    func passedField() {
+        let result = forwarded(
+            [("X-Original-URL", "/legacy"), ("X-Rewrite-URL", "/admin")],
+            rules: UpstreamFieldRules(passing: ["x-original-url"]))
+        #expect(result.map(\.name) == ["X-Original-URL", "X-Forwarded-Proto", "Via"])
+        #expect(result.first?.value == "/legacy")
+    }
+
+    @Test("X-Forwarded-For gets the peer appended to the client's list; X-Forwarded-Proto is the proxy's")
+    func forwardedFields() {
+        let result = forwarded(
+            [("X-Forwarded-For", "203.0.113.7"), ("X-Forwarded-Proto", "https"), ("x-forwarded-for", "10.0.0.1")],
+            peer: "127.0.0.1")
+        #expect(result.map(\.name) == ["X-Forwarded-For", "X-Forwarded-Proto", "Via"])
+        #expect(result.map(\.value) == ["203.0.113.7, 10.0.0.1, 127.0.0.1", "http", ProxyHeaders.via])
+        #expect(forwarded([], peer: "::1").first?.value == "::1")
     }
 }
 

@@ -201,7 +201,7 @@ struct StorageDecisionTests {
         var cases: [StorageCase] = []
         // RFC 9111 §3: explicit freshness makes any final status storable (bar 206 and 304)...
         for code in [
-            200, 201, 202, 203, 204, 299, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 500, 501, 502, 503, 504,
+            200, 201, 202, 203, 204, 299, 300, 301, 302, 303, 307, 308, 404, 410, 414, 500, 501, 502, 503, 504,
             599,
         ] {
             cases.append(
@@ -225,12 +225,22 @@ struct StorageDecisionTests {
                     headers: [("Cache-Control", "public"), lastModified], expected: nil))
         }
         // RFC 9110 §15.1: the heuristically cacheable codes need no explicit freshness.
-        for code in [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501] {
+        for code in [200, 203, 204, 300, 301, 308, 404, 410, 414, 501] {
             cases.append(
                 .init(
                     name: "status-\(code)-heuristic", section: "§4.2.2 / RFC 9110 §15.1", status: code,
                     headers: [lastModified], expected: nil))
         }
+        // A 405 is heuristically cacheable, but in a shared cache it answers the method a request
+        // says it uses (method-override fields): like the other 4xx, it needs s-maxage there.
+        cases += [
+            .init(
+                name: "status-405-heuristic-shared-guard", section: "§7.1", status: 405, headers: [lastModified],
+                expected: .clientErrorWithoutSharedMaxAge),
+            .init(
+                name: "status-405-heuristic-private", section: "§4.2.2 / RFC 9110 §15.1", status: 405,
+                headers: [lastModified], configuration: privateMode, expected: nil),
+        ]
         // The other codes do.
         for code in [201, 202, 299, 302, 303, 307, 500, 502, 503, 504, 599] {
             cases.append(
@@ -240,7 +250,7 @@ struct StorageDecisionTests {
         }
         // RFC 9111 §7.1: in a shared cache, a 4xx that may answer what the key does not hold
         // needs s-maxage, whatever its max-age or Expires; an unrecognised 4xx counts as 400.
-        for code in [400, 403, 406, 411, 412, 413, 416, 417, 421, 429, 431, 451, 499] {
+        for code in [400, 403, 405, 406, 411, 412, 413, 416, 417, 421, 429, 431, 451, 499] {
             cases.append(
                 .init(
                     name: "status-\(code)-max-age-shared-guard", section: "§7.1", status: code, headers: [fresh],

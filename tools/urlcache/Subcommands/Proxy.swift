@@ -90,6 +90,14 @@ struct Proxy: ParsableCommand {
     var parentProbe: String?
     @Flag(help: "Send an allowed PURGE on to every parent too (with --allow-purge or --purge-token).")
     var purgeParents = false
+    @Option(
+        help:
+            "Let this request field reach the origin although the proxy drops it by default (X-Forwarded-Host, X-Original-URL, X-Rewrite-URL, X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override); repeat for several."
+    )
+    var passHeader: [String] = []
+    @Option(
+        help: "Add this request field to every stored response's key, as if the origin named it in Vary; repeatable.")
+    var keyHeader: [String] = []
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
@@ -132,6 +140,9 @@ struct Proxy: ParsableCommand {
         ] where !(value > 0) {
             throw ValidationError("\(name) must be positive")
         }
+        for name in passHeader + keyHeader {
+            do { _ = try ProxyConfiguration.fieldNames(name) } catch { throw ValidationError(error.description) }
+        }
         guard maxConnections >= 0 else { throw ValidationError("--max-connections must not be negative") }
         do { _ = try SizeLimit(maxRequestBody).resolved(of: 0) } catch {
             throw ValidationError("--max-request-body: \(error)")
@@ -167,6 +178,8 @@ struct Proxy: ParsableCommand {
         configuration.sendTimeout = .nanoseconds(Int64(sendTimeout * 1e9))
         configuration.idleTimeout = .nanoseconds(Int64(idleTimeout * 1e9))
         configuration.maximumConnections = maxConnections == 0 ? nil : maxConnections
+        configuration.passedHeaders = passHeader
+        configuration.keyHeaders = try keyHeader.flatMap { try ProxyConfiguration.fieldNames($0) }
         configuration.maximumRequestBodyBytes = try SizeLimit(maxRequestBody).resolved(of: 0)
         configuration.client.lockTimeout = .milliseconds(Int64(lockTimeout * 1000))
         if let threads { configuration.eventLoopThreads = threads }

@@ -251,27 +251,53 @@ static int parse_lock_line(const char *line, int *posix, long *pid, unsigned *ma
     return !strcmp(type, "POSIX") || !strcmp(type, "FLOCK");
 }
 
+/* The initial pid namespace's inode number (the kernel's PROC_PID_INIT_INO). */
+#define INIT_PID_NAMESPACE_INO 0xEFFFFFFCu
+
 int suc_earlier_release_attached(suc_cache *c) {
-    struct stat lock_st, gen_st;
+    struct stat lock_st, gen_st, ns_st;
     if (fstatat(c->rootfd, "index.lmdb-lock", &lock_st, AT_SYMLINK_NOFOLLOW) < 0) return 0;
-    if (suc_os_fstat(c->genfd, &gen_st) < 0) return 0;
+    /* /proc/locks leaves out the locks of processes this pid namespace cannot see: inside a
+     * container, a process of an earlier release outside it is simply not listed. */
+    if (stat("/proc/self/ns/pid", &ns_st) < 0 || ns_st.st_ino != INIT_PID_NAMESPACE_INO) return -1;
+    if (suc_os_fstat(c->genfd, &gen_st) < 0) return -1;
     FILE *f = fopen("/proc/locks", "re");
-    if (!f) return 0; /* cannot tell: only Linux lists locks */
+    if (!f) return -1; /* cannot tell: only Linux lists locks */
+    /* Which device number /proc/locks gives this file system: the one under this process's own
+     * shared flock on the generation file. It is not always stat's (btrfs lists another). */
+    long self = (long)getpid();
+    unsigned dev_maj = 0, dev_min = 0;
+    int self_seen = 0;
+    char line[256];
+    while (!self_seen && fgets(line, sizeof line, f)) {
+        int posix;
+        long pid;
+        unsigned maj, min;
+        unsigned long ino;
+        if (parse_lock_line(line, &posix, &pid, &maj, &min, &ino) && !posix && pid == self && ino == gen_st.st_ino) {
+            dev_maj = maj, dev_min = min;
+            self_seen = 1;
+        }
+    }
+    if (!self_seen) { /* the listing cannot be matched to the directory's files */
+        fclose(f);
+        return -1;
+    }
+    rewind(f);
     long lmdb_pids[256], ours[256];
     size_t nl = 0, no = 0;
-    char line[256];
     while (fgets(line, sizeof line, f)) {
         int posix;
         long pid;
         unsigned maj, min;
         unsigned long ino;
-        if (!parse_lock_line(line, &posix, &pid, &maj, &min, &ino)) continue;
-        if (posix && ino == lock_st.st_ino && maj == major(lock_st.st_dev) && min == minor(lock_st.st_dev) && nl < 256)
-            lmdb_pids[nl++] = pid;
-        if (!posix && ino == gen_st.st_ino && maj == major(gen_st.st_dev) && min == minor(gen_st.st_dev) && no < 256)
-            ours[no++] = pid;
+        if (!parse_lock_line(line, &posix, &pid, &maj, &min, &ino) || maj != dev_maj || min != dev_min) continue;
+        if (posix && ino == lock_st.st_ino && nl < 256) lmdb_pids[nl++] = pid;
+        else if (!posix && ino == gen_st.st_ino && no < 256) ours[no++] = pid;
     }
     fclose(f);
+    /* Every process of this release holds an LMDB lock and a generation flock: one with only
+     * the first does not follow generations. */
     for (size_t i = 0; i < nl; i++) {
         int found = 0;
         for (size_t j = 0; j < no && !found; j++) found = lmdb_pids[i] == ours[j];
@@ -344,6 +370,23 @@ void suc_gen_unlink(suc_cache *c, uint64_t gen) {
     (void)suc_os_unlinkat(c->rootfd, lock, 0);
 }
 
+/* Generation 0 is index.lmdb, which releases before generations also open; one of them would
+ * go on writing to it after it is retired. SUC_EBUSY while one may be attached, and when that
+ * cannot be told: compaction then evicts without rewriting (docs/Capacity.md). */
+static int refuse_if_earlier_release(suc_cache *c, suc_error *err) {
+    if (suc_gen_current(c) != 0) return SUC_OK;
+    int pid = suc_earlier_release_attached(c);
+    if (pid > 0)
+        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
+                        "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
+    if (pid < 0)
+        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
+                        "cannot tell from /proc/locks whether a process of an earlier release uses index.lmdb "
+                        "(this process runs in a pid namespace of its own, /proc/locks is missing, or it does "
+                        "not list this process's own lock): not rewritten; compact from the host's namespace");
+    return SUC_OK;
+}
+
 /* Steps 1–4, inside the current index's write transaction `txn`. */
 static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     rewrite_ctx *ctx = vctx;
@@ -389,6 +432,9 @@ static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(copied)", errno);
     if (!rc && (mrc = mdb_env_sync(dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
     if (!rc && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
+    /* Again just before the switch: a process of an earlier release may have opened index.lmdb
+     * while the copy was made. */
+    if (!rc) rc = refuse_if_earlier_release(c, err);
     MDB_txn *hold = NULL;
     if (!rc && (mrc = mdb_txn_begin(dst, NULL, 0, &hold))) rc = suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
     if (!rc) rc = suc_gen_publish(c, ctx->new_gen, err);
@@ -415,10 +461,7 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err) {
     if ((rc = suc_cache_follow(c, err))) return rc;
     /* Generation 0 is index.lmdb, which releases before generations also open; one of them
      * would go on writing to it after it is retired. Wait until the last of them is gone. */
-    int pid = suc_gen_current(c) == 0 ? suc_earlier_release_attached(c) : 0;
-    if (pid)
-        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
-                        "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
+    if ((rc = refuse_if_earlier_release(c, err))) return rc;
     rewrite_ctx ctx = {0};
     uint64_t old_gen = suc_gen_current(c);
     rc = suc_write_txn_ex(c, rewrite_apply, NULL, &ctx, 1, err);

@@ -459,7 +459,8 @@ int suc_cache_follow(suc_cache *c, suc_error *err);
 /* Rewrites the index compactly into the next generation and switches every process to it. */
 int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err);
 /* The pid of a process that has generation 0 open without following generations (a release
- * before them), or 0. Read from /proc/locks (Linux). */
+ * before them), 0 when none has, -1 when it cannot be told (a pid namespace of its own, whose
+ * /proc/locks hides other processes' locks; no /proc/locks; this process's own lock not listed). */
 int suc_earlier_release_attached(suc_cache *c);
 /* Removes files of generations older than the current one, and unpublished attempts. */
 int suc_remove_stale_generations(suc_cache *c);

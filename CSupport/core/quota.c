@@ -195,8 +195,10 @@ int suc_partition_set_quota(suc_cache *c, const void *partition, size_t partitio
     if (max_bytes > (uint64_t)INT64_MAX)
         return suc_fail(err, SUC_EINVAL, "suc_partition_set_quota", 0, 0, "a quota is at most %lld bytes",
                         (long long)INT64_MAX);
+    /* Only a process known to be of an earlier release refuses a quota; one that cannot be
+     * told (-1) does not: a quota is honoured by every process of this release either way. */
     int pid = max_bytes ? suc_earlier_release_attached(c) : 0;
-    if (pid)
+    if (pid > 0)
         return suc_fail(err, SUC_EVERSION, "suc_partition_set_quota", 0, 0,
                         "process %d of an earlier release has the directory open: it would neither obey a quota "
                         "nor keep the partition counters; stop it first",

@@ -75,6 +75,43 @@ extension Reliability {
             #expect(Self.published(scratch.cache) == 1, "the published generation changed")
         }
 
+        @Test(
+            "in a pid namespace of its own, where /proc/locks hides other processes' locks, index.lmdb is not rewritten"
+        )
+        func rewriteRefusedWhereEarlierReleasesCannotBeSeen() throws {
+            guard geteuid() == 0 else {
+                print("skipped: needs root for a pid namespace (unshare -p)")
+                return
+            }
+            let scratch = Scratch()
+            let warm = try Child.run(["rel-openclose", scratch.cache, "3"])
+            try #require(warm.status == 0, "\(warm.err)")
+            // A process that holds LMDB's lock on index.lmdb-lock but not the generation file's
+            // flock looks, in /proc/locks, exactly like a process of an earlier release.
+            let earlier = try Child(
+                program: "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    "import fcntl,os,sys,time\nfd=os.open(sys.argv[1],os.O_RDWR)\n"
+                        + "fcntl.lockf(fd,fcntl.LOCK_SH,1,0)\nprint('HELD',flush=True)\ntime.sleep(60)",
+                    scratch.cache + "/index.lmdb-lock",
+                ])
+            #expect(earlier.waitForLine("HELD"))
+            defer {
+                earlier.kill9()
+                _ = earlier.finish()
+            }
+            // Seen from the same namespace, the rewrite names it and waits for it (as before).
+            let seen = try Child.run(["rel-rewriter", scratch.cache, "1000", "1", "none"])
+            #expect(seen.err.contains("of an earlier release uses index.lmdb"), "\(seen)")
+            // From a namespace of its own the lock is not listed at all: refused all the same.
+            let contained = try Child.shell(
+                "unshare -p -f --mount-proc \(Child.worker) rel-rewriter '\(scratch.cache)' 1000 1 none")
+            #expect(!contained.out.contains("REWRITTEN"), "rewritten from a pid namespace: \(contained)")
+            #expect(contained.err.contains("busy") && contained.err.contains("pid namespace"), "\(contained)")
+            #expect(FileManager.default.fileExists(atPath: scratch.cache + "/index.lmdb"))
+        }
+
         @Test("a damaged generation file is repaired in place at the next open, to the newest index file")
         func damagedGenerationIsRepaired() throws {
             let scratch = Scratch()

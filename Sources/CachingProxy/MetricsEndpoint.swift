@@ -15,7 +15,7 @@ enum MetricsEndpoint {
     /// Binds the listener; the returned channel closes with the proxy.
     static func bind(
         host: String, port: Int, group: any EventLoopGroup, registry: PrometheusCollectorRegistry,
-        directory: CacheMaintainer
+        directory: CacheMaintainer, allowed: AddressRanges? = nil
     ) async throws -> any Channel {
         let scrape: @Sendable () -> String = {
             // A directory that cannot be read now still leaves the proxy's own counters to scrape.
@@ -27,7 +27,10 @@ enum MetricsEndpoint {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(MetricsRequestHandler(scrape: scrape))
+                    // Outside the allowed ranges: 403, whatever is asked.
+                    let refused = allowed.map { !$0.contains(channel.remoteAddress) } ?? false
+                    try channel.pipeline.syncOperations.addHandler(
+                        MetricsRequestHandler(scrape: scrape, refused: refused))
                 }
             }
             .bind(host: host, port: port).get()
@@ -40,9 +43,14 @@ private final class MetricsRequestHandler: ChannelInboundHandler, RemovableChann
     typealias OutboundOut = HTTPServerResponsePart
 
     private let scrape: @Sendable () -> String
+    /// The client is not among those allowed (``ProxyConfiguration/metricsFrom``).
+    private let refused: Bool
     private var request: HTTPRequestHead?
 
-    init(scrape: @escaping @Sendable () -> String) { self.scrape = scrape }
+    init(scrape: @escaping @Sendable () -> String, refused: Bool) {
+        self.scrape = scrape
+        self.refused = refused
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -51,6 +59,7 @@ private final class MetricsRequestHandler: ChannelInboundHandler, RemovableChann
         case .end:
             guard let head = request else { return }
             request = nil
+            if refused { return respond(.forbidden, body: "forbidden\n", to: head, context: context) }
             let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
             guard (head.method == .GET || head.method == .HEAD) && path == "/metrics" else {
                 return respond(.notFound, body: "not found: GET /metrics\n", to: head, context: context)

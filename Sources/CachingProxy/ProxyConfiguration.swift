@@ -118,6 +118,9 @@ public struct ProxyConfiguration: Sendable {
     /// sizes), on a listener of its own; `nil` (the default) serves none. The host defaults to
     /// loopback: the figures name URLs' partitions and sizes, not for every network.
     public var metricsAddress: (host: String, port: Int)?
+    /// The clients `/metrics` answers (`--metrics-from`); others get 403. `nil` (the default)
+    /// answers whoever reaches its listener, which binds to loopback unless told otherwise.
+    public var metricsFrom: AddressRanges?
     /// Who may remove entries with `PURGE <target>` (the proxy's entries for that URL, every
     /// variant; 200 with the count, 404 when there were none, 403 for anyone else). `nil` (the
     /// default) forwards `PURGE` to the origin like any other method.
@@ -208,6 +211,10 @@ public struct PurgeAccess: Sendable, Hashable {
     public var loopback: Bool
     /// Any client sending `Authorization: Bearer <token>` with this token may purge.
     public var token: String?
+    /// Clients whose address is in these ranges may purge (`--purge-from`), loopback or not:
+    /// behind a TLS terminator or sidecar on the host, every client arrives from loopback, so
+    /// `loopback` alone would let all of them purge. Default none.
+    public var from: AddressRanges?
     /// Also send the `PURGE` to every parent cache (``ProxyConfiguration/parents``), before the
     /// proxy's own entries are removed (`CachingHTTPClient.purgeParents(of:timeout:)`), so that a
     /// miss in between cannot store a parent's old copy again; the answer still counts the
@@ -222,9 +229,10 @@ public struct PurgeAccess: Sendable, Hashable {
         self.sendsToParents = sendsToParents
     }
 
-    /// Whether a `PURGE` from `address` with these request headers is allowed.
-    func allows(fromLoopback: Bool, authorization: String?) -> Bool {
-        if loopback && fromLoopback { return true }
+    /// Whether a `PURGE` from `peer` with these request headers is allowed.
+    func allows(peer: SocketAddress?, authorization: String?) -> Bool {
+        if loopback && AddressRanges.loopback.contains(peer) { return true }
+        if from?.contains(peer) == true { return true }
         guard let token, let authorization else { return false }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         return parts.count == 2 && parts[0].lowercased() == "bearer" && constantTimeEqual(parts[1].utf8, token.utf8)
@@ -245,12 +253,15 @@ public enum ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConv
     case invalidListenAddress(String)
     /// Not an HTTP field name.
     case invalidFieldName(String)
+    /// Not an IP address or `address/prefix-length` range.
+    case invalidAddressRange(String)
 
     public var description: String {
         switch self {
         case .invalidUpstream(let text): "not an http(s) upstream URL: \(text)"
         case .invalidListenAddress(let text): "not a host:port to listen on: \(text)"
         case .invalidFieldName(let text): "not an HTTP field name: \(text)"
+        case .invalidAddressRange(let text): "not an IP address or CIDR range: \(text)"
         }
     }
 }

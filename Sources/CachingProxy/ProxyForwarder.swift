@@ -58,14 +58,15 @@ struct ProxyForwarder: Sendable {
     ///   - head: the client's request head; its target is forwarded byte for byte.
     ///   - body: the whole request body, or nil when the client declared none or it streams.
     ///   - streamedBody: the request body as it is read from the client (``RequestBodyStream``).
-    ///   - fromLoopback: the client is connected from a loopback address (for `PURGE`).
+    ///   - clientAddress: the client's address (who may `PURGE`).
     ///   - peer: the client's address, appended to `X-Forwarded-For`.
     func answer(
-        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil, fromLoopback: Bool,
+        _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body? = nil,
+        clientAddress: SocketAddress?,
         peer: String? = nil
     ) async -> ProxyAnswer {
         if head.method == .PURGE, let purge {
-            return await purgeAnswer(head, access: purge, fromLoopback: fromLoopback)
+            return await purgeAnswer(head, access: purge, clientAddress: clientAddress)
         }
         let answer = await uncountedAnswer(head, body: body, streamedBody: streamedBody, peer: peer)
         // The caching client counted its own answers; these are the proxy's.
@@ -77,8 +78,10 @@ struct ProxyForwarder: Sendable {
     /// the proxy's partition (what a GET of the target would be answered from). With
     /// `Surrogate-Key: a b`, removes every entry tagged `a` or `b` instead (the target is then
     /// not used); with `Soft-Purge: 1`, marks the entries stale instead of removing them.
-    private func purgeAnswer(_ head: HTTPRequestHead, access: PurgeAccess, fromLoopback: Bool) async -> ProxyAnswer {
-        guard access.allows(fromLoopback: fromLoopback, authorization: head.headers.first(name: "authorization"))
+    private func purgeAnswer(
+        _ head: HTTPRequestHead, access: PurgeAccess, clientAddress: SocketAddress?
+    ) async -> ProxyAnswer {
+        guard access.allows(peer: clientAddress, authorization: head.headers.first(name: "authorization"))
         else { return .error(.forbidden) }
         let soft = head.headers.first(name: "soft-purge") == "1"
         let tags = head.headers["surrogate-key"].flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "," }) }

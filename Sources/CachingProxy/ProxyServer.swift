@@ -178,7 +178,8 @@ public final class ProxyServer: Sendable {
             if let registry, let address = configuration.metricsAddress {
                 metricsChannel = try await MetricsEndpoint.bind(
                     host: address.host, port: address.port, group: group, registry: registry,
-                    directory: try CacheMaintainer(directory: cache.configuration.directory.path))
+                    directory: try CacheMaintainer(directory: cache.configuration.directory.path),
+                    allowed: configuration.metricsFrom)
             }
             channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {

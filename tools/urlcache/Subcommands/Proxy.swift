@@ -78,6 +78,14 @@ struct Proxy: ParsableCommand {
     @Option(help: "Also answer PURGE from any client that sends Authorization: Bearer <token>.")
     var purgeToken: String?
     @Option(
+        help:
+            "Answer PURGE from clients in these IP ranges (CIDR or address; repeatable), loopback or not: behind a local TLS terminator every client is loopback."
+    )
+    var purgeFrom: [String] = []
+    @Option(
+        help: "Answer GET /metrics only to clients in these IP ranges (CIDR or address; repeatable); others get 403.")
+    var metricsFrom: [String] = []
+    @Option(
         help: ArgumentHelp(
             "A parent cache (http://host:port; repeat for a tier) asked before the origin.",
             discussion: "Each URL goes to one parent by rendezvous hashing; a failed parent is skipped with a back-off."
@@ -123,13 +131,20 @@ struct Proxy: ParsableCommand {
             throw ValidationError("--cache-status-name: printable ASCII only: \(cacheStatusName)")
         }
         if let purgeToken, purgeToken.isEmpty { throw ValidationError("--purge-token: empty") }
+        do {
+            _ = try AddressRanges(purgeFrom)
+            _ = try AddressRanges(metricsFrom)
+        } catch { throw ValidationError(error.description) }
+        if !metricsFrom.isEmpty && metricsListen == nil {
+            throw ValidationError("--metrics-from needs --metrics-listen")
+        }
         do { _ = try parentTier() } catch { throw ValidationError("--parent: \(error.description)") }
         guard ["direct", "fail"].contains(parentFallback) else {
             throw ValidationError("--parent-fallback: direct or fail, not \(parentFallback)")
         }
         guard parentTimeout > 0 else { throw ValidationError("--parent-timeout must be positive") }
-        if purgeParents && (parent.isEmpty || !(allowPurge || purgeToken != nil)) {
-            throw ValidationError("--purge-parents needs --parent and --allow-purge or --purge-token")
+        if purgeParents && (parent.isEmpty || !(allowPurge || purgeToken != nil || !purgeFrom.isEmpty)) {
+            throw ValidationError("--purge-parents needs --parent and --allow-purge, --purge-from or --purge-token")
         }
         guard upstreamTimeout > 0 else { throw ValidationError("--upstream-timeout must be positive") }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
@@ -186,9 +201,12 @@ struct Proxy: ParsableCommand {
         configuration.reusePort = reusePort
         configuration.accessLog = !noAccessLog
         configuration.client.caching.compressedPassthrough = compressedPassthrough
-        if allowPurge || purgeToken != nil {
-            configuration.purge = PurgeAccess(loopback: allowPurge, token: purgeToken, sendsToParents: purgeParents)
+        if allowPurge || purgeToken != nil || !purgeFrom.isEmpty {
+            var purge = PurgeAccess(loopback: allowPurge, token: purgeToken, sendsToParents: purgeParents)
+            if !purgeFrom.isEmpty { purge.from = try AddressRanges(purgeFrom) }
+            configuration.purge = purge
         }
+        if !metricsFrom.isEmpty { configuration.metricsFrom = try AddressRanges(metricsFrom) }
         configuration.parents = try parentTier()
         configuration.metricsAddress = try metricsListen.map { try ProxyConfiguration.listenAddress($0) }
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)

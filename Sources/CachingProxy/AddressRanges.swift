@@ -32,6 +32,22 @@ public struct AddressRanges: Sendable, Hashable, CustomStringConvertible {
     /// The loopback ranges, 127.0.0.0/8 and ::1 (what `--allow-purge` means).
     public static let loopback = try! AddressRanges(["127.0.0.0/8", "::1/128"])
 
+    /// Addresses a forward proxy does not reach unless told to: loopback, the private and
+    /// shared ranges (RFC 1918, RFC 6598, RFC 4193), link-local (cloud metadata services answer
+    /// at 169.254.169.254) and the unspecified addresses.
+    public static let internalNetworks = try! AddressRanges([
+        "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
+        "0.0.0.0/8", "::1/128", "::/128", "fc00::/7", "fe80::/10",
+    ])
+
+    /// Whether the IP literal `text` (IPv6 with or without brackets) is in one of the ranges;
+    /// false for a name.
+    public func contains(literal text: String) -> Bool {
+        var text = text
+        if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+        return contains(try? SocketAddress(ipAddress: text, port: 0))
+    }
+
     /// Parses `CIDR` items (an address alone is a single host).
     /// - Throws: ``ProxyConfigurationError/invalidAddressRange(_:)``.
     public init(_ items: [String]) throws(ProxyConfigurationError) {

@@ -125,6 +125,13 @@ public struct ProxyConfiguration: Sendable {
     /// variant; 200 with the count, 404 when there were none, 403 for anyone else). `nil` (the
     /// default) forwards `PURGE` to the origin like any other method.
     public var purge: PurgeAccess?
+    /// Destinations a forward proxy may reach although they are internal
+    /// (``AddressRanges/internalNetworks``: loopback, private, link-local), as IP ranges
+    /// (`--forward-allow`). Requests for other internal addresses, or for `localhost`, are
+    /// answered 403: a forward proxy on a host otherwise lets any client reach that host's
+    /// loopback services and its network's (a cloud's metadata service among them). Host names
+    /// are not resolved for this check. Default none.
+    public var forwardAllowed: AddressRanges?
     /// Request fields the proxy would drop that it lets through to the origin (any case): by
     /// default it drops `X-Forwarded-Host`, `X-Original-URL`, `X-Rewrite-URL`,
     /// `X-HTTP-Method-Override`, `X-HTTP-Method` and `X-Method-Override`, which frameworks read

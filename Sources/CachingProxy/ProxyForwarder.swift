@@ -52,6 +52,8 @@ struct ProxyForwarder: Sendable {
     let purge: PurgeAccess?
     /// The request fields dropped on the way upstream (``UpstreamFieldRules``).
     var fieldRules: UpstreamFieldRules = .standard
+    /// Internal destinations a forward proxy may reach (``ProxyConfiguration/forwardAllowed``).
+    var forwardAllowed: AddressRanges?
 
     /// Answers one request; never throws (origin failures become 502 / 504).
     /// - Parameters:
@@ -116,6 +118,7 @@ struct ProxyForwarder: Sendable {
         _ head: HTTPRequestHead, body: ByteBuffer?, streamedBody: HTTPClientRequest.Body?, peer: String?
     ) async -> ProxyAnswer {
         if head.method == .CONNECT { return .error(.methodNotAllowed) } // no tunnels
+        if case .forward = mode, !forwardDestinationAllowed(head.uri) { return .error(.forbidden) }
         guard var request = upstreamRequest(for: head, peer: peer) else { return .error(.badRequest) }
         if let streamedBody {
             request.body = streamedBody
@@ -175,6 +178,7 @@ struct ProxyForwarder: Sendable {
                     authority: upstream.authority, path: upstream.basePath + target,
                     headerFields: ProxyHeaders.upstreamRequestFields(head.headers, rules: fieldRules)))
         } else {
+            if case .forward = mode, !forwardDestinationAllowed(head.uri) { return nil } // answered 403
             guard let request = upstreamRequest(for: head) else { return nil }
             stored = client.immediateAnswer(for: request)
         }
@@ -224,6 +228,18 @@ struct ProxyForwarder: Sendable {
         request.method = Self.wireMethod(head.method)
         request.headers = ProxyHeaders.upstreamRequest(head.headers, rules: fieldRules, peer: peer)
         return request
+    }
+
+    /// Whether a forward proxy may send the absolute-form `target` where it points: not to an
+    /// internal address (``AddressRanges/internalNetworks``) or `localhost` unless ``forwardAllowed``
+    /// lists it. Names other than `localhost` are not resolved here.
+    func forwardDestinationAllowed(_ target: String) -> Bool {
+        guard let host = URLComponents(string: target)?.host?.lowercased() else { return true } // 400 later
+        if host == "localhost" || host.hasSuffix(".localhost") {
+            return forwardAllowed?.contains(literal: "127.0.0.1") == true
+        }
+        guard AddressRanges.internalNetworks.contains(literal: host) else { return true }
+        return forwardAllowed?.contains(literal: host) == true
     }
 
     /// The method as the client spelled it: NIO parses `M-SEARCH` into a case whose raw value

@@ -120,6 +120,7 @@ public final class ProxyServer: Sendable {
             metrics: metricsFactory.map { ProxyMetrics(factory: $0) },
             purge: configuration.purge)
         forwarder.fieldRules = UpstreamFieldRules(passing: configuration.passedHeaders)
+        forwarder.forwardAllowed = configuration.forwardAllowed
         var accessLogger = Logger(label: "urlcache.proxy.access")
         accessLogger.logLevel = logger.logLevel
         let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil

@@ -78,6 +78,18 @@ public struct HTTPCachingConfiguration: Sendable {
     /// hit see them too): for an origin that varies on a field without saying so (a tenant or
     /// API-version header). Default none.
     public var keyFields: [HTTPField.Name] = []
+    /// Whether a request's own `Cache-Control` and `Pragma` take part in deciding whether a
+    /// stored response may answer it (RFC 9111 §5.2.1: `no-cache`, `max-age=0`, `max-stale`,
+    /// `min-fresh`, `only-if-cached`). Default true. A shared cache in front of an origin may set
+    /// it false, as nginx and Varnish behave by default, so that clients cannot make every
+    /// request of theirs go to the origin (a reload, or an attacker bypassing the cache at will);
+    /// the fields are still forwarded when the request goes to the origin.
+    public var honoursRequestCacheControl = true
+    /// Whether a successful unsafe request (POST, PUT, DELETE, PATCH…) removes the stored
+    /// responses of its target and of the same-origin `Location` / `Content-Location` (RFC 9111
+    /// §4.4). Default true. False keeps any client from emptying entries by sending unsafe
+    /// requests to their URLs, for an origin whose unsafe methods change nothing cached.
+    public var invalidatesOnUnsafeMethods = true
 
     /// The defaults: a shared cache under RFC 9111, background revalidation, no hook, no rules.
     public init() {}

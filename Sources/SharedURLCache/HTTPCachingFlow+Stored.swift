@@ -51,7 +51,7 @@ extension HTTPCachingFlow {
         else { return nil }
         let age: Int
         let status: CacheStatus
-        switch ReuseDecision.decide(request: request, parsed: hit.parsed, now: configuration.now()) {
+        switch ReuseDecision.decide(request: reuseJudged(request), parsed: hit.parsed, now: configuration.now()) {
         case .fresh(let ageSeconds): (age, status) = (ageSeconds, .hit)
         case .staleAllowed(let ageSeconds, _): (age, status) = (ageSeconds, .stale)
         default: return nil

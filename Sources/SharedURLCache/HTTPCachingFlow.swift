@@ -82,10 +82,13 @@ public final class HTTPCachingFlow: Sendable {
         // RFC 9111 §4.4: unsafe methods go to the origin and invalidate what they changed.
         guard request.method == .get || request.method == .head else {
             let (response, originBody) = try await fetch(request, body)
-            for target in CacheInvalidation.invalidatedURLs(
-                method: request.method, requestURL: url, status: response.status, responseFields: response.headerFields)
-            {
-                engine.httpInvalidate(url: target.string)
+            if configuration.invalidatesOnUnsafeMethods {
+                for target in CacheInvalidation.invalidatedURLs(
+                    method: request.method, requestURL: url, status: response.status,
+                    responseFields: response.headerFields)
+                {
+                    engine.httpInvalidate(url: target.string)
+                }
             }
             return CachedHTTPStreamingResponse(
                 response: response, body: CachedBody(origin: originBody), cacheStatus: .bypass,
@@ -130,7 +133,8 @@ public final class HTTPCachingFlow: Sendable {
         fetch: @escaping StreamingFetch
     ) async throws -> CachedHTTPStreamingResponse {
         let hit = lookup(request, url: url, mode: mode)
-        let decision = ReuseDecision.decide(request: request, parsed: hit?.parsed, now: configuration.now())
+        let decision = ReuseDecision.decide(
+            request: reuseJudged(request), parsed: hit?.parsed, now: configuration.now())
         // Every decision but a miss and a 504 is about the stored response: those come with `hit`.
         switch (decision, hit) {
         case (.fresh(let age), let hit?):
@@ -453,6 +457,18 @@ public final class HTTPCachingFlow: Sendable {
             }
         }
         return .asStored
+    }
+
+    /// `request` as the reuse decision sees it: without its `Cache-Control` and `Pragma` when
+    /// ``HTTPCachingConfiguration/honoursRequestCacheControl`` is false.
+    func reuseJudged(_ request: HTTPRequest) -> HTTPRequest {
+        guard !configuration.honoursRequestCacheControl,
+            request.headerFields.contains(.cacheControl) || request.headerFields.contains(HTTPField.Name.pragmaField)
+        else { return request }
+        var judged = request
+        judged.headerFields[.cacheControl] = nil
+        judged.headerFields[HTTPField.Name.pragmaField] = nil
+        return judged
     }
 
     /// `fields` with `Vary` naming `names` too (``HTTPCachingConfiguration/keyFields``): the

@@ -43,6 +43,7 @@ final class ProxyFixture: Sendable {
         var configuration = ProxyConfiguration(
             mode: forward ? .forward : .reverse(try ProxyConfiguration.Upstream(origin.url)), port: 0)
         configuration.eventLoopThreads = 1
+        configuration.forwardAllowed = .loopback // the test origin is on loopback
         configuration.accessLog = false
         // The whole suite shares two cores and one cooperative pool with every other test suite
         // in the run (many of them block threads on child processes): a request can wait minutes

@@ -17,16 +17,17 @@ final class ProxyProcess: Sendable {
         self.directory = directory
     }
 
-    /// Starts `urlcache proxy` in front of `upstream` with `arguments` added, and waits until it listens.
+    /// Starts `urlcache proxy` in front of `upstream` (none when empty: `--forward` among the
+    /// arguments) with `arguments` added, and waits until it listens.
     static func start(upstream: String, _ arguments: [String] = []) async throws -> ProxyProcess {
         signal(SIGPIPE, SIG_IGN)
         let directory = TemporaryDirectory(prefix: "suc-proxy-process")
         let child = try ChildProcess(
             ChildProcess.builtExecutable("urlcache"),
             [
-                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:0", "--upstream", upstream,
-                "--threads", "1", "--x-cache-status", "--no-access-log",
-            ] + arguments)
+                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:0", "--threads", "1", "--x-cache-status",
+                "--no-access-log",
+            ] + (upstream.isEmpty ? [] : ["--upstream", upstream]) + arguments)
         let port = try await runBlocking { () -> Int? in
             var port: Int?
             _ = child.waitForLine { line in

@@ -106,6 +106,18 @@ struct Proxy: ParsableCommand {
     @Option(
         help: "Add this request field to every stored response's key, as if the origin named it in Vary; repeatable.")
     var keyHeader: [String] = []
+    @Option(
+        help:
+            "With --forward: let clients reach these internal IP ranges (loopback, private, link-local are refused otherwise); repeatable."
+    )
+    var forwardAllow: [String] = []
+    @Flag(
+        help:
+            "Decide reuse without the client's Cache-Control and Pragma (no-cache, max-age=0), as nginx and Varnish do."
+    )
+    var ignoreRequestCacheControl = false
+    @Flag(help: "Keep stored responses when a POST, PUT, DELETE or PATCH to their URL succeeds.")
+    var noInvalidateOnUnsafe = false
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
@@ -134,6 +146,7 @@ struct Proxy: ParsableCommand {
         do {
             _ = try AddressRanges(purgeFrom)
             _ = try AddressRanges(metricsFrom)
+            _ = try AddressRanges(forwardAllow)
         } catch { throw ValidationError(error.description) }
         if !metricsFrom.isEmpty && metricsListen == nil {
             throw ValidationError("--metrics-from needs --metrics-listen")
@@ -207,6 +220,9 @@ struct Proxy: ParsableCommand {
             configuration.purge = purge
         }
         if !metricsFrom.isEmpty { configuration.metricsFrom = try AddressRanges(metricsFrom) }
+        if !forwardAllow.isEmpty { configuration.forwardAllowed = try AddressRanges(forwardAllow) }
+        configuration.client.caching.honoursRequestCacheControl = !ignoreRequestCacheControl
+        configuration.client.caching.invalidatesOnUnsafeMethods = !noInvalidateOnUnsafe
         configuration.parents = try parentTier()
         configuration.metricsAddress = try metricsListen.map { try ProxyConfiguration.listenAddress($0) }
         configuration.targetedCacheControl = try ProxyConfiguration.fieldNames(targetedCacheControl)

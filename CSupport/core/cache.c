@@ -643,12 +643,15 @@ static int index_file_matches(MDB_env *env, const struct stat *checked, const ch
     struct stat st;
     MDB_envinfo info;
     MDB_stat est;
+    /* The meta page first, the file's size after: another process's commit writes its pages
+     * before the meta page that names them, so pages named by the meta read here are in the
+     * file by the time of the fstat. The other order mistook a commit in between for damage. */
+    if (mdb_env_info(env, &info) || mdb_env_stat(env, &est))
+        return suc_fail(err, SUC_EIO, "mdb_env_info", 0, 0, "cannot read index file %s's meta page", name);
     if (mdb_env_get_fd(env, &fd) || fstat(fd, &st) < 0)
         return suc_fail(err, SUC_EIO, "fstat(index)", errno, 0, "cannot stat index file %s", name);
     if (checked && (st.st_dev != checked->st_dev || st.st_ino != checked->st_ino))
         return suc_fail(err, SUC_EUNSAFE, "open(index)", 0, 0, "%s was replaced while it was opened", name);
-    if (mdb_env_info(env, &info) || mdb_env_stat(env, &est))
-        return suc_fail(err, SUC_EIO, "mdb_env_info", 0, 0, "cannot read index file %s's meta page", name);
     if ((uint64_t)st.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize)
         return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0,
                         "index file %s is damaged: %llu bytes, its pages need %llu", name,
@@ -876,7 +879,14 @@ static int replace_damaged_index(suc_cache *c, uint64_t g, int root_locked, suc_
     if (!root_locked && suc_os_flock_bounded(c->rootfd, LOCK_EX, SUC_ROOT_LOCK_WAIT_MS) < 0)
         return suc_fail(err, SUC_EBUSY, "flock(root)", errno, 0, "another process holds the directory's creation lock");
     int rc = SUC_OK;
-    if (suc_gen_published_settled(c) != g) goto out;
+    uint64_t published;
+    if (!suc_gen_read(c, &published) || published != g) goto out;
+    /* Looked at again under the lock: only damage found twice replaces an index. */
+    MDB_env *again = NULL;
+    suc_error ignored = {0};
+    int rerc = open_generation_env(c, g, 0, &again, &ignored);
+    if (rerc == SUC_OK) mdb_env_close(again);
+    if (rerc != SUC_ECORRUPT) goto out;
     uint64_t next = g + 1;
     char data[SUC_INDEX_NAME_LEN], aside[SUC_INDEX_NAME_LEN + 16];
     suc_index_file_name(g, data);
@@ -899,13 +909,17 @@ static int replace_damaged_index(suc_cache *c, uint64_t g, int root_locked, suc_
     }
     adopt_env(c, env, next);
     init_ctx ictx = {1};
-    /* The tables commit after the number is durable: no process stores into the new generation
-     * before it is the published one for good (as a rewrite does, generation.c). */
-    if ((rc = init_tables(c, txn, &ictx, err)) || (rc = suc_gen_publish(c, next, err))) {
+    /* The tables are committed before the number is published: a process that follows at once
+     * opens them. */
+    if ((rc = init_tables(c, txn, &ictx, err))) {
         mdb_txn_abort(txn);
         goto out;
     }
-    if ((mrc = mdb_txn_commit(txn))) rc = suc_fail_mdb(err, "mdb_txn_commit(new index)", mrc);
+    if ((mrc = mdb_txn_commit(txn))) {
+        rc = suc_fail_mdb(err, "mdb_txn_commit(new index)", mrc);
+        goto out;
+    }
+    rc = suc_gen_publish(c, next, err);
 out:
     if (!root_locked) flock(c->rootfd, LOCK_UN);
     return rc;

@@ -257,3 +257,23 @@ extension Reliability.ProcessLimits {
         print("T7 pool: slots held after 64 concurrent lookups = \(held)")
     }
 }
+
+extension Reliability.ProcessLimits {
+    @Test("T2 opens while other processes commit: a growing index is never taken for a damaged one")
+    func opensBesideCommitsNeverReplaceTheIndex() throws {
+        let scratch = Scratch()
+        let warm = try Child.run(["rel-openclose", scratch.cache, "1"])
+        try #require(warm.status == 0, "\(warm.err)")
+        let seed = runSeed("opens-beside-commits")
+        let writers = try (0..<2).map {
+            try Child(["mixed", scratch.cache, String(seed &+ UInt64($0)), "4", "5000", String($0), "65536"])
+        }
+        let openers = try (0..<8).map { _ in try Child(["rel-openclose", scratch.cache, "40"]) }
+        for child in openers + writers {
+            let result = child.finish()
+            #expect(result.status == 0, "\(result.err)")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: scratch.cache)
+        #expect(!names.contains { $0.hasPrefix("damaged-") }, "an index was replaced: \(names)")
+    }
+}

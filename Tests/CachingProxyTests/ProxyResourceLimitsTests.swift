@@ -84,7 +84,19 @@ struct ProxyResourceLimitsTests {
             let fd = try LoopbackSocket.connected(to: port, receiveTimeoutSeconds: 60)
             defer { close(fd) }
             Self.send(fd, "GET /large HTTP/1.1\r\nHost: proxy.test\r\n\r\n")
-            sleep(5) // reads nothing: the socket buffers fill and the proxy's writes stop completing
+            // Reads nothing until the bytes waiting in the socket stop growing for 3 s (the
+            // buffers are full and the proxy's writes no longer complete, however long the proxy
+            // took to get there on a loaded machine), then 3 s more (the timeout is 1 s).
+            var waiting: Int32 = 0
+            var still = 0
+            while still < 6 {
+                var now: Int32 = 0
+                _ = ioctl(fd, UInt(FIONREAD), &now)
+                still = now > 0 && now == waiting ? still + 1 : 0
+                waiting = now
+                usleep(500_000)
+            }
+            sleep(3)
             return Self.readUntilClosed(fd)
         }
         #expect(closed)

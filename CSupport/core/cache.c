@@ -936,7 +936,10 @@ static int open_current(suc_cache *c, int create, int root_locked, const char *p
         if (c->env && suc_gen_current(c) == g) break;
         MDB_env *env = NULL;
         rc = open_generation_env(c, g, 0, &env, err);
-        if ((rc == SUC_ENOENT || rc == SUC_ECORRUPT) && suc_gen_published(c) != g) continue;
+        /* Any failure once `g` is no longer the published generation is the retirement race
+         * (the file gone, or one LMDB made after it went, which then fails the inode check):
+         * take the newer generation. */
+        if (rc && suc_gen_published(c) != g) continue;
         if (rc == SUC_ECORRUPT) {
             if ((rc = replace_damaged_index(c, g, root_locked, err))) return rc;
             continue;

@@ -17,7 +17,8 @@ extension SharedCache {
     /// Stores a response; see ``storeCachedResponse(_:for:)``.
     public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) async {
         guard let prepared = engine.prepare(cachedResponse, for: request) else { return }
-        await offloaded { self.engine.commit(prepared) }
+        // Whether it committed is the engine's to count; URLCache's store returns nothing.
+        _ = await offloaded { self.engine.commit(prepared) }
     }
 
     /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.

@@ -166,7 +166,7 @@ static struct libdeflate_decompressor *thread_decompressor(void) {
 /*
  * A body handed over whole (suc_put) is compressed in one call: the same zlib stream a zlib
  * deflate writes, so readers and the format do not change. Above FIXED_CODES_MAX_BYTES it is
- * libdeflate's (a fraction of zlib's time, Benchmarks/RESULTS.md, issue 18). Up to that size it is
+ * libdeflate's (a fraction of zlib's time, Benchmarks/RESULTS.md, "small bodies deflated with fixed codes"). Up to that size it is
  * zlib's deflate with fixed Huffman codes (Z_FIXED): a stream with codes of its own makes the
  * reader build its decoding tables on every hit, a cost that does not shrink with the body (a
  * 1 KiB JSON body's inflate: 12.2k instructions with its own codes, 6.1k with the fixed ones, whose

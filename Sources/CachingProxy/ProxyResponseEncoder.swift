@@ -7,7 +7,7 @@ import NIOHTTP1
 /// Why it exists: NIO's encoder writes a head with four `ByteBuffer` writes per field, each with
 /// its own capacity and exclusivity checks, into a buffer of a fixed 256 bytes that grows by
 /// copying, and writes head, body and end as separate writes; on a 1 KiB cached answer that was
-/// about a quarter of the proxy's instructions (docs/Proxy.md, Benchmarks/RESULTS.md "Issue 17").
+/// about a quarter of the proxy's instructions (docs/Proxy.md; Benchmarks/RESULTS.md, "our own response encoder").
 /// This one measures the head first, allocates one buffer of the right size (room for the body
 /// too when the head's `Content-Length` says it is small), copies the status line and fields in
 /// one pass over raw memory, and holds the head back until the body, the end or a flush arrives,

@@ -4,7 +4,7 @@ import SharedURLCacheStore
 import Testing
 import TestProcess
 
-/// Issue 20 item 3: `urlcache stats --prometheus`, a textfile for node_exporter.
+/// `urlcache stats --prometheus`, a textfile for node_exporter.
 @Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct PrometheusOutputTests {
     /// The value of the sample whose line starts with `series` followed by a space, or nil.

@@ -5,7 +5,7 @@ import Testing
 import TestProcess
 @testable import urlcache
 
-/// `urlcache quota` and what `urlcache stats` says about quotas (issue 20 part 3).
+/// `urlcache quota` and what `urlcache stats` says about quotas (docs/Capacity.md, partition quotas).
 @Suite(.blockingWaits, .timeLimit(.minutes(3)))
 struct QuotaCommandTests {
     static func run(_ arguments: [String]) throws -> ChildProcess.Outcome {

@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 16 item 6: the proxy's `Cache-Status` field (RFC 9211), sent by default, with the
+/// The proxy's `Cache-Status` field (RFC 9211), sent by default, with the
 /// nginx-style `X-Cache-Status` only when asked for.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyCacheStatusTests {

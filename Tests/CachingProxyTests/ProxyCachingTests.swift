@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-/// Issue 9, second and third bullets: shared-cache semantics through the proxy, the cache status
+/// Shared-cache semantics through the proxy, the cache status
 /// header, and entries shared with Swift services on the library.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyCachingTests {

@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 20 item 4 through the proxy: `--compressed-passthrough` sends a stored compressed body
+/// Compressed passthrough through the proxy: `--compressed-passthrough` sends a stored compressed body
 /// as it is to a client that accepts gzip.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct ProxyCompressedPassthroughTests {

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-/// Issue 16 item 3: an origin that refuses the connection, closes it or resets it without a
+/// An origin that refuses the connection, closes it or resets it without a
 /// response is answered at once: a stored stale response where its and the request's directives
 /// allow (RFC 5861 §4), 504 where they forbid it (RFC 9111 §5.2.2.2, §5.2.2.8, §5.2.2.10,
 /// §5.2.2.4), 502 on a miss. The time bound is generous (a loaded CI machine): before, a refused

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-/// Issue 9, first bullet: the proxy as an HTTP/1.1 intermediary — methods and bodies, targets,
+/// The proxy as an HTTP/1.1 intermediary — methods and bodies, targets,
 /// headers, keep-alive and concurrency, interim responses, broken and slow origins.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyForwardingTests {

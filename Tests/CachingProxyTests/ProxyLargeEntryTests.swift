@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 16 item 7: a proxy caches what the store takes (a 64 MiB body), not the library's
+/// A proxy caches what the store takes (a 64 MiB body), not the library's
 /// in-process default of 8 MiB, so a large download is fetched once.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyLargeEntryTests {

@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 20 item 3: the proxy's `GET /metrics` (Prometheus text) on a listener of its own.
+/// The proxy's `GET /metrics` (Prometheus text) on a listener of its own.
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyMetricsTests {
     /// The value of the sample whose line starts with `series` followed by a space, or nil.

@@ -4,7 +4,7 @@ import Testing
 import TestProcess
 import VarnishParent
 
-/// Issue 21 through the real `urlcache proxy` binary: three proxies with directories of their own
+/// The parent tier (docs/ParentTier.md) through the real `urlcache proxy` binary: three proxies with directories of their own
 /// (three hosts) and two real Varnish parents (`--parent`) in front of the loopback origin.
 /// Serialized, as ProxyProcessTests: each proxy is handed a port that was free a moment ago.
 @Suite(.blockingWaits, .serialized, .timeLimit(.minutes(10)))

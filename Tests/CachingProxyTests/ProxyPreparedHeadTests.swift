@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-/// Issue 17, round 4: a memory item's hits are written from a head prepared once and kept with
+/// A memory item's hits are written from a head prepared once and kept with
 /// the item (docs/Proxy.md, "A hit from memory"). These check that the prepared bytes are the
 /// general path's, that per-answer values change per answer, and that a replaced entry is never
 /// answered with the head prepared for the entry it replaced.

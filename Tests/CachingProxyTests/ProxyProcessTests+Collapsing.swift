@@ -3,7 +3,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 20 item 1: request collapsing across processes, with real `urlcache proxy` processes on
+/// Request collapsing across processes, with real `urlcache proxy` processes on
 /// one directory (each on a port of its own, so the test decides which process gets a request).
 extension ProxyProcessTests {
     /// Starts `count` proxies on one directory in front of `origin`.

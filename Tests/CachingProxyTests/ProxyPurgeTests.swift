@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 20 item 2: `PURGE <target>` on the proxy, opt-in, from loopback or with a token; by
+/// `PURGE <target>` on the proxy, opt-in, from loopback or with a token; by
 /// `Surrogate-Key`, and soft (`Soft-Purge: 1`).
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))
 struct ProxyPurgeTests {

@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 16 item 4: range requests for a stored 200 are answered 206 by the proxy from the cache
+/// Range requests for a stored 200 are answered 206 by the proxy from the cache
 /// (RFC 9110 §14), with one origin request in all.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct ProxyRangeTests {

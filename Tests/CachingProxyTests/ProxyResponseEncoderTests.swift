@@ -4,7 +4,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-/// Issue 17: ProxyResponseEncoder writes what NIO's HTTPResponseEncoder wrote, byte for byte, for
+/// ProxyResponseEncoder writes what NIO's HTTPResponseEncoder wrote, byte for byte, for
 /// the responses the proxy sends (its framing is what ProxyHandler relies on), in fewer writes.
 struct ProxyResponseEncoderTests {
     /// What an encoder hands to the channel for `parts` written and then flushed once.

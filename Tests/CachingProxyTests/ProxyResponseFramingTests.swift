@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 17: the proxy serialises its responses itself (ProxyResponseEncoder) and must frame them
+/// The proxy serialises its responses itself (ProxyResponseEncoder) and must frame them
 /// as NIO's encoder did (RFC 9112 §6): chunked when the length is unknown, no body after HEAD, 204
 /// and 304, HTTP/1.0 by length or by close, pipelined answers complete and in order. Each test
 /// sends a second request on the same connection where it can, so a framing error (body bytes

@@ -4,7 +4,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Issue 16 items 1, 2 and 5 end to end through the proxy against a loopback origin. Whether an
+/// Storable statuses, validation and Vary end to end through the proxy against a loopback origin. Whether an
 /// answer came from the cache is read from the origin's request count, not from the cache status
 /// header (whose format is another item of that issue).
 @Suite(.blockingWaits, .timeLimit(.minutes(10)))

@@ -193,7 +193,7 @@ struct StorageDecisionTests {
             headers: (1...300).map { ("X-E\($0)", "e") }, expected: .invalidHeaders(.tooManyFields(count: 257))),
     ]
 
-    /// Issue 16 item 2: each status family with explicit freshness, heuristic freshness
+    /// Each status family with explicit freshness, heuristic freshness
     /// (Last-Modified only) and the poisoning guard of ``StorageDecision`` (RFC 9111 §7.1).
     static let statusCases: [StorageCase] = {
         let lastModified = ("Last-Modified", httpDate(-10_000))

@@ -149,7 +149,7 @@ struct ValidationTests {
         var testDescription: String { "\(name) [\(section)]" }
     }
 
-    /// Issue 16 item 1: the 304 carries only Content-Type (no ETag, no Last-Modified), as many
+    /// The 304 carries only Content-Type (no ETag, no Last-Modified), as many
     /// origins send it; the conditional request was built from the one stored response.
     static let validatorlessCases: [ValidatorlessCase] = [
         .init(

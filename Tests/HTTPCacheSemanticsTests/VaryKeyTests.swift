@@ -56,7 +56,7 @@ struct VaryKeyTests {
         .init(
             name: "vary-empty-always-matches", section: "§4.1", vary: "", first: [("Accept", "x")], second: [],
             matches: true),
-        // Issue 16 item 5: what each field's syntax allows (RFC 9111 §4.1, RFC 9110 §5.6.1, §12.5).
+        // What each field's syntax allows (RFC 9111 §4.1, RFC 9110 §5.6.1, §12.5).
         .init(
             name: "vary-accept-encoding-order-ignored", section: "§4.1 / RFC 9110 §12.5.3", vary: "Accept-Encoding",
             first: [("Accept-Encoding", "gzip, deflate, br")], second: [("Accept-Encoding", "br, gzip, deflate")],

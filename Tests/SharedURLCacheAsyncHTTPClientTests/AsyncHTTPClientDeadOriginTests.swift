@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 import TestProcess
 
-/// Issue 16 item 3 for `CachingHTTPClient` with its default `HTTPClient`: an origin that refuses
+/// A dead origin for `CachingHTTPClient` with its default `HTTPClient`: an origin that refuses
 /// the connection, closes it or resets it without a response is answered at once, from a stale
 /// entry where `stale-if-error` allows (RFC 5861 §4), 504 where `must-revalidate` forbids it
 /// (RFC 9111 §5.2.2.2), the connection error on a miss. With `HTTPClient.shared` a refused

@@ -7,7 +7,7 @@ import SharedURLCacheAsyncHTTPClient
 import Testing
 import TestProcess
 
-/// Issue 20 item 3: CachingHTTPClient counts its answers through swift-metrics, by the
+/// CachingHTTPClient counts its answers through swift-metrics, by the
 /// `Cache-Status` member the caller gets.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct AsyncHTTPClientMetricsTests {

@@ -9,7 +9,7 @@ import Testing
 import TestProcess
 import VarnishParent
 
-/// Issue 21: `CachingHTTPClient` as a child of a tier of real Varnish parents on loopback (two
+/// `CachingHTTPClient` as a child of a tier of real Varnish parents on loopback (two
 /// varnishd processes in front of the loopback origin). Children are clients with directories of
 /// their own, as separate hosts would have. varnishd must be installed (CI installs it); without
 /// it these tests fail with `VarnishParent.NotInstalled`, they are not skipped.

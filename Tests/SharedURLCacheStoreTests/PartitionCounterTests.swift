@@ -4,7 +4,7 @@ import SeededRandom
 import Testing
 import TestProcess
 
-/// Issue 20 part 3: per-partition counters kept in the index (docs/Capacity.md, "Partitions").
+/// Per-partition counters kept in the index (docs/Capacity.md, "Partitions").
 /// Rule 32: counters are checked against the sums over the entries after long random sequences.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct PartitionCounterTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestProcess
 
-/// Issue 20 part 3: per-partition byte quotas (docs/Capacity.md, "Partition quotas"). A store
+/// Per-partition byte quotas (docs/Capacity.md, "Partition quotas"). A store
 /// that would take its partition over the quota evicts that partition's own least recently used
 /// entries in its commit, never another partition's.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))

@@ -6,7 +6,7 @@ import LoopbackOrigin
 import Testing
 import TestProcess
 
-/// Compressed passthrough (issue 20 item 4): a stored identity response whose body is kept
+/// Compressed passthrough (docs/Proxy.md): a stored identity response whose body is kept
 /// compressed goes to a client that accepts gzip or deflate as the stored stream, not inflated.
 @Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct CompressedPassthroughTests {

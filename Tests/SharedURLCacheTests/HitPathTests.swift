@@ -8,7 +8,7 @@ import HTTPCacheSemantics
 import SharedURLCacheStore
 import Testing
 
-/// The hit path's shortcuts (issue 18): the memory tier keeps the built response, and GET keys
+/// The hit path's shortcuts: the memory tier keeps the built response, and GET keys
 /// are remembered per URL string. Neither may change what is served (docs/Design.md invariant 3).
 @Suite("Hit path", .timeLimit(.minutes(5)))
 struct HitPathTests {

@@ -67,6 +67,18 @@ static int read_gen_file(int fd, uint64_t *out) {
     return 1;
 }
 
+/* Writes the whole generation file through a descriptor: magic and number (so a damaged file
+ * is whole again), cut to its length, and synced. */
+static int write_gen_file(int fd, uint64_t gen, suc_error *err) {
+    uint8_t buf[GEN_FILE_LEN];
+    memcpy(buf, GEN_MAGIC, 8);
+    suc_put_u64(buf + 8, gen);
+    if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0 || ftruncate(fd, GEN_FILE_LEN) < 0)
+        return suc_fail_errno(err, "pwrite(generation)", errno);
+    if (suc_os_fdatasync(fd) < 0) return suc_fail_errno(err, "fdatasync(generation)", errno);
+    return SUC_OK;
+}
+
 int suc_gen_inspect(int rootfd, int *errno_out) {
     int fd = suc_os_openat(rootfd, SUC_GEN_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0) {
@@ -124,17 +136,11 @@ int suc_gen_repair(int rootfd, suc_error *err) {
     /* The newest index file is the published generation unless a rewrite died between building
      * it and publishing it; then its copy may be partial, which loses entries (their bodies
      * become orphans for compaction) but never serves a wrong one. */
-    uint8_t buf[GEN_FILE_LEN];
-    memcpy(buf, GEN_MAGIC, 8);
-    suc_put_u64(buf + 8, (uint64_t)newest);
     int fd = suc_os_openat(rootfd, SUC_GEN_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
     struct stat st;
     if (fd >= 0 && suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         /* In place: running processes read this inode, and see the repair at their next read. */
-        int rc = SUC_OK;
-        if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0 || ftruncate(fd, GEN_FILE_LEN) < 0)
-            rc = suc_fail_errno(err, "pwrite(generation repair)", errno);
-        else if (suc_os_fdatasync(fd) < 0) rc = suc_fail_errno(err, "fdatasync(generation repair)", errno);
+        int rc = write_gen_file(fd, (uint64_t)newest, err);
         suc_os_close(fd);
         return rc;
     }
@@ -154,12 +160,7 @@ int suc_gen_create(int rootfd, uint64_t gen, suc_error *err) {
     if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
     (void)suc_os_fchmod(fd, 0660);
     suc_adopt_owner(rootfd, fd);
-    uint8_t buf[GEN_FILE_LEN];
-    memcpy(buf, GEN_MAGIC, 8);
-    suc_put_u64(buf + 8, gen);
-    int rc = SUC_OK;
-    if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0) rc = suc_fail_errno(err, "pwrite(generation)", errno);
-    else if (suc_os_fsync(fd) < 0) rc = suc_fail_errno(err, "fsync(generation)", errno);
+    int rc = write_gen_file(fd, gen, err);
     suc_os_close(fd);
     if (!rc && suc_os_renameat(rootfd, tmp, rootfd, SUC_GEN_FILE) < 0) rc = suc_fail_errno(err, "renameat(generation)", errno);
     if (rc) (void)suc_os_unlinkat(rootfd, tmp, 0);
@@ -227,12 +228,7 @@ uint64_t suc_gen_published_settled(suc_cache *c) {
 int suc_gen_publish(suc_cache *c, uint64_t gen, suc_error *err) {
     int fd = suc_os_openat(c->rootfd, SUC_GEN_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0) return suc_fail_errno(err, "openat(generation)", errno);
-    uint8_t buf[GEN_FILE_LEN];
-    memcpy(buf, GEN_MAGIC, 8);
-    suc_put_u64(buf + 8, gen);
-    int rc = SUC_OK;
-    if (suc_os_pwrite_full(fd, buf, sizeof buf, 0) < 0) rc = suc_fail_errno(err, "pwrite(generation)", errno);
-    else if (suc_os_fdatasync(fd) < 0) rc = suc_fail_errno(err, "fdatasync(generation)", errno);
+    int rc = write_gen_file(fd, gen, err);
     suc_os_close(fd);
     return rc;
 }

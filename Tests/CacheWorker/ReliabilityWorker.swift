@@ -307,15 +307,6 @@ enum ReliabilityWorker {
             return present
         }
         func tmpCount() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").count) ?? -1 }
-        func fill() {
-            let fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            var chunk = [UInt8](repeating: 7, count: 4096)
-            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
-            chunk = [1]
-            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
-            close(fd)
-        }
-
         // (a) The cache alone outgrows the file system (its own cap is far larger): 160 bodies of
         // 256 KiB into 16 MiB. Every store succeeds; the least recently used entries make room.
         var seq: UInt64 = 0
@@ -341,7 +332,7 @@ enum ReliabilityWorker {
         // (b) Other data fills the rest of the file system; inline stores (no files) grow only the
         // index. Their commits make room by evicting body files while there are any; after that
         // a store is refused with .diskFull, never another error, and nothing read is wrong.
-        fill()
+        fillFileSystem(with: filler)
         var indexError: CacheError?
         var inlineStores = 0
         while indexError == nil && inlineStores < 200_000 {
@@ -386,6 +377,16 @@ enum ReliabilityWorker {
         return 0
     }
 
+    /// Other data takes every free byte of the file system: `filler` grows until a write fails.
+    static func fillFileSystem(with filler: String) {
+        let fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var chunk = [UInt8](repeating: 7, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
+        chunk = [1]
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
+        close(fd)
+    }
+
     /// T5: compaction on a file system the cache's own bodies filled (as a proxy with a large
     /// `diskCapacity` fills a shared disk) succeeds: its eviction commit may not fit, so stores and
     /// compaction unlink bodies before they commit; a rewrite that does not fit is skipped, not
@@ -402,12 +403,7 @@ enum ReliabilityWorker {
             acked[key] = seq
         }
         for seq in 1...100 { try put(UInt64(seq), size: 256 << 10) }
-        let fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        var chunk = [UInt8](repeating: 7, count: 4096)
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 4096) }) == 4096 {}
-        chunk = [1]
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) == 1 {}
-        close(fd)
+        fillFileSystem(with: filler)
         var policy = CompactionPolicy(targetBytes: 2 << 20)
         policy.gracePeriod = .zero
         let report = try store.compact(policy)

@@ -5,20 +5,27 @@ import Testing
 extension Reliability {
     /// docs/Reliability.md T5 (disk full) and T9 (two users in one group).
     @Suite struct Environment {
+        /// Runs a CacheWorker command in a private mount namespace with a fresh 16 MiB tmpfs: the
+        /// file system exists only for the worker and dies with it. `arguments` get the mount
+        /// point prefixed to each one that starts with "/".
+        static func onSmallTmpfs(_ command: String, _ arguments: [String]) throws -> Child.Outcome {
+            let scratch = Scratch()
+            let mount = scratch.root + "/mnt"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
+            let probe = try Child.shell("\(unshare) true")
+            try #require(probe.status == 0, "no mount namespace available here: \(probe.err)")
+            let args = arguments.map { $0.hasPrefix("/") ? mount + $0 : $0 }.joined(separator: " ")
+            return try Child.shell(
+                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) \(command) \(args)'"
+            )
+        }
+
         @Test(
             "T5 a full 16 MiB tmpfs is a capacity event: stores evict to make room, compaction works, nothing wrong is read"
         )
         func diskFull() throws {
-            let scratch = Scratch()
-            let mount = scratch.root + "/mnt"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            // A private mount namespace: the tmpfs exists only for the worker and dies with it.
-            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
-            let probe = try Child.shell("\(unshare) true")
-            try #require(probe.status == 0, "no mount namespace available here: \(probe.err)")
-            let result = try Child.shell(
-                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-diskfull \(mount)/cache \(mount)/filler'"
-            )
+            let result = try Self.onSmallTmpfs("rel-diskfull", ["/cache", "/filler"])
             #expect(result.status == 0, "\(result.out)\n\(result.err)")
             #expect(
                 result.out.contains("A full: 160 stores ok") && result.out.contains("B diskFull")
@@ -28,14 +35,7 @@ extension Reliability {
 
         @Test("T5 compaction on a 16 MiB tmpfs the cache's bodies filled: succeeds, and stores work after it")
         func compactionOnAFullFileSystem() throws {
-            let scratch = Scratch()
-            let mount = scratch.root + "/mnt"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
-            try #require(try Child.shell("\(unshare) true").status == 0, "no mount namespace available here")
-            let result = try Child.shell(
-                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-fullcompact \(mount)/cache \(mount)/filler'"
-            )
+            let result = try Self.onSmallTmpfs("rel-fullcompact", ["/cache", "/filler"])
             #expect(result.status == 0, "\(result.out)\n\(result.err)")
             #expect(result.out.contains("COMPACTED on a full file system"))
             print("T5 compaction: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -43,14 +43,7 @@ extension Reliability {
 
         @Test("T5 a free-space floor on a 16 MiB tmpfs: stores evict first and never leave less than the floor free")
         func freeSpaceFloor() throws {
-            let scratch = Scratch()
-            let mount = scratch.root + "/mnt"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            let unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm"
-            try #require(try Child.shell("\(unshare) true").status == 0, "no mount namespace available here")
-            let result = try Child.shell(
-                "\(unshare) sh -c 'mount -t tmpfs -o size=16m tmpfs \(mount) && exec \(Child.worker) rel-freefloor \(mount)/cache 6291456'"
-            )
+            let result = try Self.onSmallTmpfs("rel-freefloor", ["/cache", "6291456"])
             #expect(result.status == 0, "\(result.out)\n\(result.err)")
             #expect(result.out.contains("FLOOR ok"))
             print("T5 floor: " + result.out.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -401,7 +401,7 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
         }
         int rc = fn(c, txn, ctx, &local);
         /* A relaxed commit is not synced: the directory says so durably first (unsynced.c). */
-        if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, &local);
+        if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, txn, &local);
         if (rc == SUC_OK) {
             if (suc_os_fault(SUC_FAULT_COMMIT)) {
                 mdb_txn_abort(txn);
@@ -869,6 +869,41 @@ static void count_fanout_dirs(suc_cache *c) {
     atomic_store(&c->fanout_dirs, n);
 }
 
+int suc_index_start_over(suc_cache *c, uint64_t g, int keep_aside, suc_error *err) {
+    uint64_t next = g + 1;
+    char data[SUC_INDEX_NAME_LEN], aside[SUC_INDEX_NAME_LEN + 16], lock[SUC_INDEX_NAME_LEN + 5];
+    suc_index_file_name(g, data);
+    snprintf(aside, sizeof aside, "damaged-%s", data);
+    snprintf(lock, sizeof lock, "%s-lock", data);
+    if (!keep_aside || suc_os_renameat(c->rootfd, data, c->rootfd, aside) < 0) (void)suc_os_unlinkat(c->rootfd, data, 0);
+    if (!keep_aside) (void)suc_os_unlinkat(c->rootfd, lock, 0);
+    suc_gen_unlink(c, next); /* an unpublished attempt of a rewrite, if any */
+    MDB_env *env = NULL;
+    int rc = open_generation_env(c, next, 1, &env, err);
+    if (rc) return rc;
+    MDB_txn *txn = NULL;
+    int mrc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (mrc) {
+        mdb_env_close(env);
+        return suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
+    }
+    if (c->env) {
+        for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+        c->rtxn_count = 0;
+        mdb_env_close(c->env);
+    }
+    adopt_env(c, env, next);
+    init_ctx ictx = {1};
+    /* The tables are committed before the number is published: a process that follows at once
+     * opens them. */
+    if ((rc = init_tables(c, txn, &ictx, err))) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    if ((mrc = mdb_txn_commit(txn))) return suc_fail_mdb(err, "mdb_txn_commit(new index)", mrc);
+    return suc_gen_publish(c, next, err);
+}
+
 /* The published generation's index file is damaged: moved aside, and a new, empty generation
  * published in its place, so that this process, every process restarted after a crash it
  * caused, and every running process at its next operation use a good index again. The bodies
@@ -886,40 +921,7 @@ static int replace_damaged_index(suc_cache *c, uint64_t g, int root_locked, suc_
     suc_error ignored = {0};
     int rerc = open_generation_env(c, g, 0, &again, &ignored);
     if (rerc == SUC_OK) mdb_env_close(again);
-    if (rerc != SUC_ECORRUPT) goto out;
-    uint64_t next = g + 1;
-    char data[SUC_INDEX_NAME_LEN], aside[SUC_INDEX_NAME_LEN + 16];
-    suc_index_file_name(g, data);
-    snprintf(aside, sizeof aside, "damaged-%s", data);
-    if (suc_os_renameat(c->rootfd, data, c->rootfd, aside) < 0) (void)suc_os_unlinkat(c->rootfd, data, 0);
-    suc_gen_unlink(c, next); /* an unpublished attempt of a rewrite, if any */
-    MDB_env *env = NULL;
-    if ((rc = open_generation_env(c, next, 1, &env, err))) goto out;
-    MDB_txn *txn = NULL;
-    int mrc = mdb_txn_begin(env, NULL, 0, &txn);
-    if (mrc) {
-        mdb_env_close(env);
-        rc = suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
-        goto out;
-    }
-    if (c->env) {
-        for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
-        c->rtxn_count = 0;
-        mdb_env_close(c->env);
-    }
-    adopt_env(c, env, next);
-    init_ctx ictx = {1};
-    /* The tables are committed before the number is published: a process that follows at once
-     * opens them. */
-    if ((rc = init_tables(c, txn, &ictx, err))) {
-        mdb_txn_abort(txn);
-        goto out;
-    }
-    if ((mrc = mdb_txn_commit(txn))) {
-        rc = suc_fail_mdb(err, "mdb_txn_commit(new index)", mrc);
-        goto out;
-    }
-    rc = suc_gen_publish(c, next, err);
+    if (rerc == SUC_ECORRUPT) rc = suc_index_start_over(c, g, 1, err);
 out:
     if (!root_locked) flock(c->rootfd, LOCK_UN);
     return rc;
@@ -1068,7 +1070,7 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
     }
     if ((rc = suc_make_dir(c->rootfd, "bodies", &c->bodiesfd, err)) ||
         (rc = suc_make_dir(c->rootfd, "tmp", &c->tmpfd, err)) || (rc = suc_gen_attach(c, err)) ||
-        (rc = suc_unsynced_recover(c, &locked, err)) ||
+        (rc = suc_unsynced_recover(c, &locked, err)) || (rc = suc_gen_hold(c)) ||
         (rc = open_current(c, o.create || c->discarded_unsynced_index, locked, path, err)) ||
         (rc = suc_unsynced_open(c, err)))
         goto opened;

@@ -177,16 +177,31 @@ int suc_gen_attach(suc_cache *c, suc_error *err) {
         suc_os_close(fd);
         return suc_fail(err, SUC_ECORRUPT, "read(generation)", 0, 0, "the generation file is damaged");
     }
-    /* A shared flock for the life of the handle says "this process follows generations": a
-     * rewrite must not retire index.lmdb under a process of an earlier release, which holds
-     * LMDB's lock on index.lmdb-lock but not this one (earlier_release_attached). Any member of
-     * the group can hold an exclusive lock on the file forever, so the wait is bounded; without
-     * the lock this process only looks like an earlier release, which postpones rewrites of
-     * generation 0 (the safe side). */
-    (void)suc_os_flock_bounded(fd, LOCK_SH, 2000);
     c->genfd = fd;
     __atomic_store_n(&c->gen_seen, g, __ATOMIC_RELEASE);
     return SUC_OK;
+}
+
+int suc_gen_hold(suc_cache *c) {
+    /* A shared flock for the life of the handle says "this process uses the directory and
+     * follows generations": a rewrite must not retire index.lmdb under a process of an earlier
+     * release, which holds LMDB's lock on index.lmdb-lock but not this one
+     * (earlier_release_attached), and an index left unsynced by another boot is not discarded
+     * while a process holds it (unsynced.c). Any member of the group can hold an exclusive lock
+     * on the file forever, so the wait is bounded; without the lock this process only looks like
+     * an earlier release, which postpones rewrites of generation 0 (the safe side). */
+    (void)suc_os_flock_bounded(c->genfd, LOCK_SH, 2000);
+    return SUC_OK;
+}
+
+int suc_gen_held_elsewhere(suc_cache *c) {
+    /* Called before this process holds its own lock (suc_gen_hold), so any holder is another
+     * process that has opened the directory. A failure other than "held" cannot tell: 0. */
+    if (flock(c->genfd, LOCK_EX | LOCK_NB) == 0) {
+        flock(c->genfd, LOCK_UN);
+        return 0;
+    }
+    return errno == EWOULDBLOCK;
 }
 
 void suc_gen_detach(suc_cache *c) {

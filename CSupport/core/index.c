@@ -457,11 +457,17 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     uint64_t seq0 = 0, seq;
     int rc = SUC_OK;
     int has_put = 0; /* or another operation that assigns versions */
-    for (suc_op *op = ctx->ops; op; op = op->next) has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE;
+    int stores = 0;
+    for (suc_op *op = ctx->ops; op; op = op->next) {
+        has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE;
+        stores |= op->kind == SUC_OP_PUT;
+    }
     if (has_put) {
         /* Read the version counter once; written back once at the end of the batch. */
         if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
     }
+    /* A store a power loss must not take makes relaxed commits to this index synced. */
+    if (stores && (rc = suc_unsynced_note_synced_store(c, txn, err))) return rc;
     seq = seq0 ? seq0 - 1 : 0;
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next) {
         switch (op->kind) {

@@ -366,6 +366,8 @@ struct suc_cache {
     int unsyncedfd;
     char boot_id[40];
     int discarded_unsynced_index;
+    /* generation + 1 of the index known to hold stores of a synced mode (0: not known) */
+    uint64_t synced_stores_gen;
 
     /* what the last measured disk usage found beside the entries (usage.c); under pool_mu */
     uint64_t measured_overhead, measured_orphan_bytes;
@@ -406,14 +408,28 @@ int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_
 /* Returned by a write function to end its transaction without committing (not an error). */
 #define SUC_ABORT_TXN 1
 int suc_read_boot_id(char out[SUC_BOOT_ID_LEN]);
-/* At open, before the index is opened: discards the index when the marker names another boot.
- * Takes the root's creation lock when it must decide (sets *root_locked; the caller unlocks). */
+/* At open, before the index is opened and before this process holds the directory: discards
+ * the index (under a new generation) when the marker says unsynced commits may have been lost
+ * to a restart and no other process holds the directory. Takes the root's creation lock when it
+ * must decide (sets *root_locked; the caller unlocks). */
 int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err);
-/* After the index is open: opens the marker when the handle is relaxed. */
+/* After the index is open: opens the marker when the handle is relaxed; SUC_EINVAL when this
+ * machine gives no boot id (a restart could not be told from a process crash). */
 int suc_unsynced_open(suc_cache *c, suc_error *err);
 /* In a relaxed write transaction, before its commit: sets the marker durably (and syncs the
- * index first once an interval has passed). */
-int suc_unsynced_before_commit(suc_cache *c, suc_error *err);
+ * index first once an interval has passed), or, in an index that holds stores of the synced
+ * modes, makes this commit synced instead. */
+int suc_unsynced_before_commit(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* In a write transaction of a handle in a synced mode that stores: records in the index that it
+ * holds stores a power loss must not take, and, when unsynced commits may exist, syncs the index
+ * and clears the marker first. */
+int suc_unsynced_note_synced_store(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* With the root's creation lock held: moves the index of generation `g` aside (as
+ * damaged-<name>) or, when `keep_aside` is 0, unlinks it with its lock file, and publishes a new,
+ * empty generation that this handle adopts. */
+int suc_index_start_over(suc_cache *c, uint64_t g, int keep_aside, suc_error *err);
+/* Meta record: 1 once a handle of a synced mode stored in this index (unsynced.c). */
+#define SUC_META_SYNCED_STORES "synced_stores"
 /* Syncs the index and clears the marker, under the write lock. */
 int suc_unsynced_sync(suc_cache *c, suc_error *err);
 
@@ -437,6 +453,12 @@ int suc_gen_inspect(int rootfd, int *errno_out);
 int suc_gen_repair(int rootfd, suc_error *err);
 int suc_gen_create(int rootfd, uint64_t gen, suc_error *err);
 int suc_gen_attach(suc_cache *c, suc_error *err);
+/* Takes the shared lock on the generation file that every open handle holds for its life (a
+ * bounded wait; never fails the open). */
+int suc_gen_hold(suc_cache *c);
+/* 1 when another process holds the directory (its generation-file lock), 0 when none does or
+ * it cannot be told. Only before this process's own suc_gen_hold. */
+int suc_gen_held_elsewhere(suc_cache *c);
 void suc_gen_detach(suc_cache *c);
 /* The generation every process must use now (one pread of the generation file; the last
  * valid number read when the file is damaged). */

@@ -11,7 +11,19 @@
  * and the clear. At open, a marker that names another boot means the machine went down with
  * unsynced commits (a clean shutdown too: this cannot tell them apart), and the index of that
  * time is discarded instead of trusted: the cache starts empty, the orphaned body files are
- * swept by the next compaction, and nothing corrupt is ever read.
+ * swept by the next compaction, and nothing corrupt is ever read. The discard publishes a new,
+ * empty generation (processes that cannot be seen follow it instead of keeping a file that was
+ * replaced under them), and it happens only when no other process holds the directory: a live
+ * process means no restart took the commits from under it (a sandbox with a boot id of its own
+ * sharing the volume), and the marker is left for the process that set it. A machine that gives
+ * no boot id cannot tell a restart from a process crash: a marker found there is a restart, and
+ * relaxed handles are refused.
+ *
+ * The other modes' stores are never discarded with it. An unsynced commit can tear pages under
+ * any entry, so relaxed commits stay unsynced only in an index where no handle of a synced mode
+ * has stored: the first such store syncs the index, clears the marker and records
+ * `synced_stores` in the index's meta table, all in its own transaction, and from then on every
+ * commit to that index is synced, relaxed handles' included.
  *
  * Marker file (64 bytes): "SUCSYNC\0", the boot id as 40 bytes (NUL padded), the time it was set
  * (i64 ms, little endian; 0 = clear), 8 reserved bytes.
@@ -95,9 +107,10 @@ int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
     marker m;
     int rc = SUC_OK;
     if (read_marker(fd, &m) < 0) rc = suc_fail_errno(err, "pread(unsynced)", errno);
-    if (rc || !m.present || !m.set_ms || !have_boot || !strcmp(m.boot, boot)) goto out;
-    /* The machine restarted since unsynced commits: decide under the creation lock, so that of
-     * several processes opening now exactly one discards, and none uses the old index first. */
+    if (rc || !m.present || !m.set_ms || (have_boot && !strcmp(m.boot, boot))) goto out;
+    /* The machine may have restarted since unsynced commits: decide under the creation lock, so
+     * that of several processes opening now exactly one discards, and none uses the old index
+     * first (none holds the directory before it has passed here). */
     if (!*root_locked) {
         if (suc_os_flock_bounded(c->rootfd, LOCK_EX, SUC_ROOT_LOCK_WAIT_MS) < 0) {
             rc = errno == EWOULDBLOCK ? suc_fail(err, SUC_EBUSY, "flock(root)", errno, 0,
@@ -111,21 +124,16 @@ int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
         rc = suc_fail_errno(err, "pread(unsynced)", errno);
         goto out;
     }
-    if (!m.present || !m.set_ms || !strcmp(m.boot, boot)) goto out;
-    char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5];
+    if (!m.present || !m.set_ms || (have_boot && !strcmp(m.boot, boot))) goto out;
+    /* Every process holding the directory now opened it after the commits in question or lives
+     * where they were made: no restart lost them. */
+    if (suc_gen_held_elsewhere(c)) goto out;
     uint64_t published;
     if (!suc_gen_read(c, &published)) {
         rc = suc_fail(err, SUC_EIO, "read(generation)", errno, 0, "cannot read the generation file");
         goto out;
     }
-    suc_index_file_name(published, data);
-    snprintf(lock, sizeof lock, "%s-lock", data);
-    if (suc_os_unlinkat(c->rootfd, data, 0) < 0 && errno != ENOENT) {
-        rc = suc_fail_errno(err, "unlink(index)", errno);
-        goto out;
-    }
-    (void)suc_os_unlinkat(c->rootfd, lock, 0);
-    (void)suc_os_fsync(c->rootfd);
+    if ((rc = suc_index_start_over(c, published, 0, err))) goto out;
     if ((rc = write_marker(fd, boot, 0, err))) goto out;
     c->discarded_unsynced_index = 1;
 out:
@@ -135,11 +143,12 @@ out:
 
 int suc_unsynced_open(suc_cache *c, suc_error *err) {
     if (c->opts.durability != SUC_DURABILITY_RELAXED) return SUC_OK;
-    /* Without a boot id a restart cannot be told from a process crash: stay synced. */
-    if (suc_read_boot_id(c->boot_id) < 0) {
-        c->opts.durability = SUC_DURABILITY_DEFAULT;
-        return SUC_OK;
-    }
+    /* Without a boot id a restart cannot be told from a process crash, so a marker would be
+     * read as a restart at every open: refuse rather than discard the cache each time. */
+    if (suc_read_boot_id(c->boot_id) < 0)
+        return suc_fail(err, SUC_EINVAL, "open(boot_id)", errno, 0,
+                        "relaxed durability needs the machine's boot id (/proc/sys/kernel/random/boot_id), "
+                        "which cannot be read here; use the standard durability");
     int fd = open_marker(c->rootfd, err);
     if (fd < 0) return SUC_EIO;
     c->unsyncedfd = fd;
@@ -148,8 +157,15 @@ int suc_unsynced_open(suc_cache *c, suc_error *err) {
     return mrc ? suc_fail_mdb(err, "mdb_env_set_flags", mrc) : SUC_OK;
 }
 
-int suc_unsynced_before_commit(suc_cache *c, suc_error *err) {
+int suc_unsynced_before_commit(suc_cache *c, MDB_txn *txn, suc_error *err) {
     if (c->unsyncedfd < 0) return SUC_OK;
+    uint64_t synced_stores = 0;
+    if (suc_meta_get(c, txn, SUC_META_SYNCED_STORES, &synced_stores) == 0 && synced_stores) {
+        /* Stores of a synced mode live in this index: commit as the standard mode does. */
+        int mrc = mdb_env_set_flags(c->env, MDB_NOSYNC, 0);
+        if (!mrc) mrc = mdb_env_set_flags(c->env, MDB_NOMETASYNC, 1);
+        return mrc ? suc_fail_mdb(err, "mdb_env_set_flags", mrc) : SUC_OK;
+    }
     marker m;
     if (read_marker(c->unsyncedfd, &m) < 0) return suc_fail_errno(err, "pread(unsynced)", errno);
     int64_t now = suc_os_now_ms();
@@ -190,4 +206,32 @@ int suc_unsynced_sync(suc_cache *c, suc_error *err) {
     sync_ctx ctx = {0};
     int rc = suc_write_txn(c, sync_and_clear, NULL, &ctx, err);
     return rc == SUC_ABORT_TXN ? SUC_OK : rc;
+}
+
+int suc_unsynced_note_synced_store(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    if (c->opts.durability == SUC_DURABILITY_RELAXED || c->synced_stores_gen == c->gen + 1) return SUC_OK;
+    uint64_t noted = 0;
+    int mrc = suc_meta_get(c, txn, SUC_META_SYNCED_STORES, &noted);
+    if (mrc == 0 && noted) {
+        c->synced_stores_gen = c->gen + 1; /* committed by someone: true for this index's life */
+        return SUC_OK;
+    }
+    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta synced_stores)", mrc);
+    /* The first synced store in this index: the unsynced commits before it become durable and
+     * the marker is cleared before it is acknowledged, or a restart would discard it with them.
+     * Under the write lock, so no unsynced commit slips in between. */
+    int fd = suc_os_openat(c->rootfd, SUC_UNSYNCED_FILE, O_RDWR | O_NOFOLLOW, 0);
+    if (fd < 0 && errno != ENOENT) return suc_fail_errno(err, "open(unsynced)", errno);
+    if (fd >= 0) {
+        marker m;
+        int rc = read_marker(fd, &m) < 0 ? suc_fail_errno(err, "pread(unsynced)", errno) : SUC_OK;
+        if (rc == SUC_OK && m.present && m.set_ms) {
+            mrc = mdb_env_sync(c->env, 1);
+            rc = mrc ? suc_fail_mdb(err, "mdb_env_sync", mrc) : write_marker(fd, m.boot, 0, err);
+        }
+        suc_os_close(fd);
+        if (rc) return rc;
+    }
+    mrc = suc_meta_put(c, txn, SUC_META_SYNCED_STORES, 1);
+    return mrc ? suc_fail_mdb(err, "mdb_put(meta synced_stores)", mrc) : SUC_OK;
 }

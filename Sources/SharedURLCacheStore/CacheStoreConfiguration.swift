@@ -21,7 +21,10 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
         /// last handle closes. If the machine restarts while unsynced stores may exist (power
         /// loss, kernel crash, or a shutdown with the cache still open), the next open discards
         /// the index instead of reading it half-written: the cache starts empty
-        /// (``CacheStore/discardedIndexAfterRestart``). For caches that can be refilled; see
+        /// (``CacheStore/discardedIndexAfterRestart``). Stores of `.standard` and `.durable`
+        /// handles sharing the directory are never discarded: once one has stored in the index,
+        /// relaxed commits to it are synced too. Needs the machine's boot id (the open fails with
+        /// ``CacheError/Code/invalidInput`` without one). For caches that can be refilled; see
         /// docs/Formats.md, "The unsynced marker".
         case relaxed
     }

@@ -24,6 +24,8 @@ import Foundation
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
 ///   rel-relaxed-writer DIR SEED ID KEYS      `writer` with `.relaxed` durability (never closes)
 ///   rel-relaxed-put DIR KEY SEQ SIZE         one `.relaxed` store, then a clean close
+///   rel-relaxed-hold DIR N                   `.relaxed` stores of held-0…held-N-1, then READY,
+///                                            holds the directory until a line on stdin
 /// Exit codes as in Worker.swift, plus 77 for a deliberate death at a kill point.
 enum ReliabilityWorker {
     static func run(_ args: [String]) -> Int32 {
@@ -64,6 +66,16 @@ enum ReliabilityWorker {
                 try store.store(
                     RecordDescriptor(key: Array(args[3].utf8)),
                     body: TestBody.make(key: args[3], seq: UInt64(args[4])!, size: Int(args[5])!))
+            case "rel-relaxed-hold":
+                let store = try CacheStore(directory: dir, configuration: relaxed)
+                for i in 0..<Int(args[3])! {
+                    let key = "held-\(i)"
+                    try store.store(
+                        RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: 1, size: 3000))
+                }
+                print("READY")
+                fflush(nil)
+                _ = readLine()
             default: return say(1, "unknown command \(args[1])")
             }
         } catch {

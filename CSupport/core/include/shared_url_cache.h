@@ -128,7 +128,10 @@ const char *suc_error_name(int code);
  *   the last handle closes. A restart of the machine while unsynced commits may exist (a power
  *   loss, a kernel crash, or a shutdown with the cache still open) is detected at the next open
  *   and the index is discarded, never read half-written: the cache starts empty
- *   (docs/Formats.md, "The unsynced marker"). Opt-in; for caches that can be refilled.
+ *   (docs/Formats.md, "The unsynced marker"). An index a live process holds is never discarded,
+ *   nor one holding stores of the other modes: their first store makes every later commit to
+ *   that index synced. SUC_EINVAL at open without a boot id. Opt-in; for caches that can be
+ *   refilled.
  * Stores from many threads of one process are batched into one commit (group commit). */
 #define SUC_DURABILITY_DEFAULT 0
 #define SUC_DURABILITY_DURABLE 1

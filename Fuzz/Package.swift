@@ -29,3 +29,28 @@ let package = Package(
         .executableTarget(name: "FuzzBodyFile", dependencies: ["FuzzChecks", "FuzzDriver"]),
     ]
 )
+
+// The proxy's request path (FuzzProxyRequest: raw client bytes through the pipeline a ProxyServer
+// connection runs), built on SwiftNIO; scripts/fuzz.sh builds it in a scratch directory of its
+// own without SUC_CORE_ONLY, so the targets above stay core-only.
+if Context.environment["SUC_CORE_ONLY"] != "1" {
+    package.dependencies += [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ]
+    package.targets += [
+        .target(
+            name: "FuzzProxyChecks",
+            dependencies: [
+                .product(name: "CachingProxy", package: "SharedURLCache"),
+                .product(name: "SharedURLCacheAsyncHTTPClient", package: "SharedURLCache"),
+                .product(name: "SharedURLCache", package: "SharedURLCache"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "FuzzProxyRequest", dependencies: ["FuzzProxyChecks", "FuzzDriver"]),
+    ]
+}

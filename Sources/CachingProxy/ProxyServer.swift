@@ -115,24 +115,11 @@ public final class ProxyServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        var forwarder = ProxyForwarder(
-            client: client, mode: configuration.mode, upstreamTimeout: configuration.upstreamTimeout,
-            metrics: metricsFactory.map { ProxyMetrics(factory: $0) },
-            purge: configuration.purge)
-        forwarder.fieldRules = UpstreamFieldRules(passing: configuration.passedHeaders)
-        forwarder.forwardAllowed = configuration.forwardAllowed
-        var accessLogger = Logger(label: "urlcache.proxy.access")
-        accessLogger.logLevel = logger.logLevel
-        let accessLog = configuration.accessLog ? AccessLog(logger: accessLogger) : nil
-        let quiescing = ServerQuiescingHelper(group: group)
         let answers = AnswersInFlight()
-        let timeouts = ConnectionTimeouts(
-            idle: configuration.idleTimeout, requestHead: configuration.requestHeadTimeout,
-            requestBody: configuration.requestBodyTimeout, send: configuration.sendTimeout)
-        let connectionLimit = configuration.maximumConnections.map { ConnectionLimit(maximum: $0) }
-        let cacheStatus = ProxyHandler.CacheStatusFields(
-            name: configuration.cacheStatusName, header: configuration.cacheStatusHeader)
-        let maximumRequestBodyBytes = configuration.maximumRequestBodyBytes
+        let connection = ProxyConnection(
+            configuration: configuration, client: client, metrics: metricsFactory.map { ProxyMetrics(factory: $0) },
+            logger: logger, answers: answers)
+        let quiescing = ServerQuiescingHelper(group: group)
 
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -149,29 +136,7 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let connectionLimit, !connectionLimit.admit(channel) {
-                        try channel.pipeline.syncOperations.addHandler(OverLimitHandler())
-                        return
-                    }
-                    // NIO's HTTP/1.1 server handlers as `configureHTTPServerPipeline` adds them
-                    // (decoder, pipelining assistance), with the proxy's own response encoder in
-                    // place of NIO's (ProxyResponseEncoder: same framing, a head in one buffer)
-                    // and no outbound header validation: response heads come from
-                    // AsyncHTTPClient's parser or from the store, which refuses forbidden bytes
-                    // (HeaderViolation); the only other fields, the cache status fields, are
-                    // checked when the proxy starts.
-                    let encoder = ProxyResponseEncoder()
-                    let headClock = RequestHeadClock()
-                    try channel.pipeline.syncOperations.addHandlers([
-                        headClock, encoder, ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
-                        HTTPServerPipelineHandler(),
-                        ProxyHandler(
-                            forwarder: forwarder, encoder: encoder, cacheStatus: cacheStatus,
-                            maximumRequestBodyBytes: maximumRequestBodyBytes, accessLog: accessLog,
-                            timeouts: timeouts, headClock: headClock, answers: answers),
-                    ])
-                }
+                channel.eventLoop.makeCompletedFuture { try connection.addHandlers(to: channel) }
             }
         let channel: Channel
         var metricsChannel: (any Channel)?

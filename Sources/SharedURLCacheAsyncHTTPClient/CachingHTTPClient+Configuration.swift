@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import CoreMetrics
 import NIOCore
 import HTTPCacheSemantics
@@ -62,6 +63,10 @@ extension CachingHTTPClient {
         /// slow client then holds nobody else past it. `nil` (the default) waits for the leader
         /// until the request's own deadline; `urlcache proxy` sets 5 s, nginx's default.
         public var lockTimeout: TimeAmount?
+        /// Test seam: answers every origin exchange in place of the client's `HTTPClient` (the
+        /// proxy's request-path fuzz target uses a stand-in origin with no socket); nil, the
+        /// default, sends them with the `HTTPClient`. Not for parents (``parents`` must be nil).
+        @_spi(Testing) public var originExchange: OriginExchange?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -91,4 +96,10 @@ extension CachingHTTPClient {
             return flow
         }
     }
+}
+
+extension CachingHTTPClient {
+    /// An origin exchange as ``Configuration/originExchange`` makes it in place of `HTTPClient.execute`.
+    @_spi(Testing) public typealias OriginExchange =
+        @Sendable (HTTPClientRequest, NIODeadline) async throws -> HTTPClientResponse
 }

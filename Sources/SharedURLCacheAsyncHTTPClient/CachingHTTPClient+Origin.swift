@@ -19,6 +19,7 @@ extension CachingHTTPClient {
     ) -> HTTPCachingFlow.StreamingFetch {
         let httpClient = self.httpClient
         let parentRouter = self.parentRouter
+        let originExchange = configuration.originExchange
         return { request, _ in
             guard let url = request.absoluteURL else { throw CachingHTTPClientError.invalidRequest("no absolute URL") }
             var outbound = HTTPClientRequest(url: url)
@@ -33,6 +34,8 @@ extension CachingHTTPClient {
                 response = try await parentRouter.execute(
                     outbound, url: url, authority: authority, target: request.path ?? "/", scheme: scheme,
                     httpClient: httpClient, deadline: deadline, trace: trace)
+            } else if let originExchange {
+                response = try await originExchange(outbound, deadline)
             } else {
                 response = try await httpClient.execute(outbound, deadline: deadline)
             }

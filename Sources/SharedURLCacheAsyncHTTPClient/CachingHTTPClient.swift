@@ -147,7 +147,12 @@ public final class CachingHTTPClient: Sendable {
         let head = try Self.httpRequest(from: request)
         if (head.method == .get || head.method == .head) && request.body != nil {
             // A GET body has no defined meaning (RFC 9110 §9.3.1) and is not part of the key.
-            let response = try await httpClient.execute(request, deadline: deadline)
+            let response: HTTPClientResponse
+            if let originExchange = configuration.originExchange {
+                response = try await originExchange(request, deadline)
+            } else {
+                response = try await httpClient.execute(request, deadline: deadline)
+            }
             let member = CacheStatusMember(forward: .bypass, forwardStatus: Int(response.status.code))
             metrics.record(member)
             return CachingHTTPClientResponse(

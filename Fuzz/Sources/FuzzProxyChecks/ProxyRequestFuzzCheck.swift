@@ -1,0 +1,1 @@
+../../../Tests/CachingProxyTests/ProxyRequestFuzzCheck.swift

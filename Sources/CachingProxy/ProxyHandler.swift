@@ -66,6 +66,9 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer going out is delimited by closing the connection (an HTTP/1.0 client's answer
     /// of unknown length), so the connection closes after it whatever the request asked.
     private var closesAfterAnswer = false
+    /// An answer that closes the connection has ended: nothing more is answered on it (RFC 9112
+    /// §9.6), not even bytes after it that the parser rejects.
+    private var closing = false
     /// The last `Date` and `Cache-Status` values this connection sent, reused while they apply.
     private var renderedFields = RenderedFields()
     /// When the connection was last busy: opened, or the last answer's bytes were handed to the
@@ -114,6 +117,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
             headers.add(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")
             encoder.answering(head.method)
+            closing = true
             context.write(
                 wrapOutboundOut(
                     .head(HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers))),
@@ -293,7 +297,9 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// or not at all. (This replaces NIO's HTTPServerProtocolErrorHandler, which answers 400 to
     /// both, and saves a handler that every request and response part would pass through.)
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        if let parserError = error as? HTTPParserError, !responseStarted {
+        if let parserError = error as? HTTPParserError, !responseStarted, !closing {
+            // Once: the pipelining handler may hand on more than one error it held back.
+            closing = true
             let status: HTTPResponseStatus = parserError == .invalidMethod ? .notImplemented : .badRequest
             let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
             context.write(
@@ -496,6 +502,10 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The request's body is still coming (the origin answered early): the connection cannot
         // be reused for another request before it ends, so it closes after this answer.
         if head != nil { closesAfterAnswer = true }
+        // Before the end goes out: NIO's pipelining handler hands on a parser error it held back
+        // while the end is written.
+        let closes = !request.isKeepAlive || closesAfterAnswer
+        if closes { closing = true }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         answersDraining += 1
         beginWrite()
@@ -507,7 +517,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         accessLog?.record(
             method: request.method, target: request.uri, status: Int(status.code), cacheStatus: cacheStatus,
             bytes: bytes, duration: ContinuousClock.now - started)
-        if !request.isKeepAlive || closesAfterAnswer {
+        if closes {
             closesAfterAnswer = false
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }

@@ -171,6 +171,8 @@ public struct ProxyConfiguration: Sendable {
         self.client.caching.policy.targetedFields = [CachePolicyConfiguration.cdnCacheControl]
         // nginx's proxy_cache_lock_timeout: a request waits that long for another's fetch.
         self.client.lockTimeout = .seconds(5)
+        // A slow client must not hold the store its URL's other clients wait for.
+        self.client.storesAtOriginPace = true
     }
 
     /// The targeted cache-control fields the proxy obeys, in order (RFC 9213): by default

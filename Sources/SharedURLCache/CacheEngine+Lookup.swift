@@ -191,15 +191,7 @@ extension CacheEngine {
                 let memoryKey = found.memoryKey
                 let body = StoredBody(
                     size: reader.size, reader: reader,
-                    reopen: {
-                        guard
-                            let (again, reader) = try? store.openBody(
-                                for: memoryKey.key, variant: memoryKey.variant,
-                                countAsUse: false),
-                            again.version == version
-                        else { return nil }
-                        return reader
-                    },
+                    reopen: Self.bodyOpener(store: store, memoryKey: memoryKey, version: version),
                     onFailure: { [weak self] error in self?.storedBodyFailed(error) },
                     openEncoded: found.record.isCompressed
                         ? Self.encodedOpener(store: store, memoryKey: memoryKey, version: version) : nil)
@@ -213,6 +205,18 @@ extension CacheEngine {
         } catch {
             logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
             return nil
+        }
+    }
+
+    /// Opens the body of `memoryKey`'s entry, while it is still `version`.
+    static func bodyOpener(store: CacheStore, memoryKey: MemoryKey, version: UInt64) -> @Sendable () -> BodyReader? {
+        {
+            guard
+                let (again, reader) = try? store.openBody(
+                    for: memoryKey.key, variant: memoryKey.variant, countAsUse: false),
+                again.version == version
+            else { return nil }
+            return reader
         }
     }
 

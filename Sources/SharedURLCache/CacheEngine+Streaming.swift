@@ -97,16 +97,19 @@ extension CacheEngine {
     /// the disk capacity, with the `Vary` bookkeeping in the same commit), then keeps a small
     /// body in the memory tier. What the disk refuses leaves nothing of the key behind
     /// (``dropRefused(key:_:url:)``).
-    /// - Returns: whether the entry was committed.
+    /// - Returns: the committed body (read back by a caller that fell behind its store), or nil
+    ///   when the entry was not committed.
     @discardableResult
-    func commitStreamed(_ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?) -> Bool {
+    func commitStreamed(
+        _ plan: StreamedStore, writer: consuming BodyWriter, bodyBytes: Int, small: Data?
+    ) -> StoredBody? {
         let head = Self.responseHead(url: plan.url, stored: plan.stored, bodyBytes: bodyBytes)
         let headBytes = head.encoded()
         let entrySize = bodyBytes + headBytes.count + plan.userInfo.count
         let url = URL(string: plan.url)
         guard entrySize <= configuration.maximumEntrySizeBytes else {
             refuse(.entryTooLarge(bytes: entrySize, limit: configuration.maximumEntrySizeBytes), url: url)
-            return false
+            return nil
         }
         let capacity = storeCapacity
         let version: UInt64
@@ -120,7 +123,7 @@ extension CacheEngine {
                 capacityBytes: capacity)
         } catch {
             dropRefused(key: plan.key, error, url: url)
-            return false
+            return nil
         }
         counters.stores.add(1, ordering: .relaxed)
         let memoryKey = MemoryKey(key: plan.key, variant: plan.variant)
@@ -132,6 +135,9 @@ extension CacheEngine {
             // What the tier holds for this key is an older version now: drop it at once.
             memory.withLock { $0.removeAll(key: plan.key) }
         }
-        return true
+        guard let store else { preconditionFailure("a streamed store without a disk tier") } // it made the writer
+        return StoredBody(
+            size: bodyBytes, reader: nil, reopen: Self.bodyOpener(store: store, memoryKey: memoryKey, version: version),
+            onFailure: { [weak self] error in self?.storedBodyFailed(error) })
     }
 }

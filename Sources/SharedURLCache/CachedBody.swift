@@ -25,6 +25,8 @@ public struct CachedBody: AsyncSequence, Sendable {
         case stored(StoredBody)
         case origin(OriginBody)
         case tee(CachedBody, StoreSink)
+        /// A tee read at the origin's pace by a task of its own (``TeePump``).
+        case pumped(CachedBody, StoreSink)
         case slice(CachedBody, ClosedRange<Int>)
         case encoded(EncodedBody)
     }
@@ -56,7 +58,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .data(let data): data.count
         case .stored(let stored): stored.size
         case .origin: nil
-        case .tee(let inner, _): inner.knownLength
+        case .tee(let inner, _), .pumped(let inner, _): inner.knownLength
         case .slice(_, let range): range.count
         case .encoded(let encoded): encoded.length
         }
@@ -65,6 +67,7 @@ public struct CachedBody: AsyncSequence, Sendable {
     /// Whether what this body stores is settled; see ``StoreSettlement``.
     public var storeSettlement: StoreSettlement {
         if case .tee(_, let sink) = source { return StoreSettlement(completion: sink.completion) }
+        if case .pumped(_, let sink) = source { return StoreSettlement(completion: sink.completion) }
         if case .slice(let inner, _) = source { return inner.storeSettlement }
         return StoreSettlement(completion: nil)
     }
@@ -72,6 +75,7 @@ public struct CachedBody: AsyncSequence, Sendable {
     /// Whether reading the body stores it (a tee), so a body nobody else reads must be drained.
     package var stores: Bool {
         if case .tee = source { return true }
+        if case .pumped = source { return true }
         if case .slice(let inner, _) = source { return inner.stores }
         return false
     }
@@ -110,6 +114,7 @@ public struct CachedBody: AsyncSequence, Sendable {
             case stored(StoredBody, BodyReader?)
             case origin(OriginBody.AsyncIterator)
             case tee(CachedBody.AsyncIterator, StoreSink)
+            case pumped(TeePump)
             case slice(CachedBody.AsyncIterator, skip: Int, remaining: Int, drains: Bool)
             case encoded(EncodedBody.Iterator)
             case finished
@@ -168,6 +173,29 @@ public struct CachedBody: AsyncSequence, Sendable {
                 sink.append(chunk)
                 state = .tee(inner, sink)
                 return chunk
+            case .pumped(let pump):
+                switch await pump.take() {
+                case .chunk(let chunk):
+                    return chunk
+                case .end(let error):
+                    state = .finished
+                    if let error { throw error }
+                    return nil
+                case .detached(let offset):
+                    // The caller fell behind the store: the rest comes from the committed entry.
+                    state = .finished
+                    guard let stored = await pump.committedBody(), let reader = stored.take() else {
+                        throw CachedBodyError.storeGivenUp
+                    }
+                    do {
+                        try reader.skip(offset)
+                    } catch {
+                        stored.failed(error)
+                        throw error
+                    }
+                    state = .stored(stored, reader)
+                    return try await next()
+                }
             case .slice(var inner, var skip, let remaining, let drains):
                 state = .finished
                 if skip > 0, try inner.skipStored(skip) { skip = 0 }
@@ -212,6 +240,7 @@ public struct CachedBody: AsyncSequence, Sendable {
         case .origin(let origin): AsyncIterator(state: .origin(origin.makeAsyncIterator()))
         case .encoded(let encoded): AsyncIterator(state: .encoded(EncodedBody.Iterator(body: encoded)))
         case .tee(let inner, let sink): AsyncIterator(state: .tee(inner.makeAsyncIterator(), sink))
+        case .pumped(let origin, let sink): AsyncIterator(state: .pumped(TeePump(origin: origin, sink: sink)))
         case .slice(let inner, let range):
             AsyncIterator(
                 state: .slice(
@@ -225,4 +254,7 @@ public enum CachedBodyError: Error, Sendable, Equatable {
     /// The stored body was read a second time and the entry had been replaced or removed since
     /// it was looked up.
     case storedBodyChanged
+    /// The caller fell behind a body being stored, to read the rest from the store, and the
+    /// store gave the body up (past a limit, or a write failed): the rest is not there.
+    case storeGivenUp
 }

@@ -33,6 +33,8 @@ struct BodyMode: Sendable {
     var streamsHits: Bool
     /// The most body bytes stored from one origin response (besides `maximumEntrySizeBytes`).
     var maximumStoredBodyBytes: Int
+    /// A body being stored on disk is read at the origin's pace, not the caller's (``TeePump``).
+    var storesAtOriginPace = false
 
     /// The buffered API: bodies whole in memory, as before streaming existed.
     static let buffered = BodyMode(streamsHits: false, maximumStoredBodyBytes: .max)
@@ -82,6 +84,19 @@ extension HTTPCachingFlow {
             mode: BodyMode(streamsHits: true, maximumStoredBodyBytes: maximumStoredBodyBytes), fetch: fetch)
     }
 
+    /// ``streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)`` with no request body
+    /// of its own (`fetch` sends any), and the choice of reading a body being stored at the
+    /// origin's pace whatever the caller's (``TeePump``): then a slow caller holds neither the
+    /// store nor the requests collapsed behind it.
+    package func streamingResponse(
+        for request: HTTPRequest, policy: RequestCachePolicy, maximumStoredBodyBytes: Int, storesAtOriginPace: Bool,
+        fetch: @escaping StreamingFetch
+    ) async throws -> CachedHTTPStreamingResponse {
+        let mode = BodyMode(
+            streamsHits: true, maximumStoredBodyBytes: maximumStoredBodyBytes, storesAtOriginPace: storesAtOriginPace)
+        return try await answer(for: request, body: nil, policy: policy, mode: mode, fetch: fetch)
+    }
+
     /// The body of a storable exchange as the caller gets it, stored on the way, and whether it
     /// is stored: true when it was committed before this returns (a body in memory), false when
     /// the cache refused it, nil when that is decided later (a streamed body is committed once
@@ -103,7 +118,10 @@ extension HTTPCachingFlow {
             let (sink, refused) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: final, userInfo: userInfo,
                 maximumBodyBytes: mode.maximumStoredBodyBytes)
-            if let sink { return (CachedBody(source: .tee(CachedBody(origin: body), sink)), nil) }
+            if let sink {
+                let origin = CachedBody(origin: body)
+                return (CachedBody(source: mode.storesAtOriginPace ? .pumped(origin, sink) : .tee(origin, sink)), nil)
+            }
             if refused { return (CachedBody(origin: body), false) }
         }
         // The hook needs the whole body, and so does a cache without a disk tier: collect it

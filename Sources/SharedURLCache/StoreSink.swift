@@ -8,8 +8,9 @@ import SharedURLCacheStore
 /// writer is aborted and nothing is stored; the caller's stream is not affected.
 final class StoreSink: Sendable {
     enum Target: Sendable {
-        /// Stream to a writer; `commit` publishes it and says whether it was committed.
-        case disk(@Sendable (consuming BodyWriter, _ bytes: Int, _ small: Data?) -> Bool)
+        /// Stream to a writer; `commit` publishes it and gives the committed body back (nil: not
+        /// committed).
+        case disk(@Sendable (consuming BodyWriter, _ bytes: Int, _ small: Data?) -> StoredBody?)
         /// Collect, then hand the whole body over; the closure says whether it was stored.
         case buffer(@Sendable (Data) async -> Bool)
     }
@@ -26,6 +27,8 @@ final class StoreSink: Sendable {
         var buffer: Data?
         var bytes = 0
         var open = true
+        /// The body as committed, for a reader that fell behind its store (``TeePump``).
+        var committed: StoredBody?
     }
 
     /// Bodies up to this size are also kept in memory while streaming, for the memory tier.
@@ -53,6 +56,12 @@ final class StoreSink: Sendable {
     }
 
     deinit { abandon() }
+
+    /// Whether the body is still being stored (not given up, not finished).
+    var isStoring: Bool { state.withLock { $0.open } }
+
+    /// The stored body once the store has committed it (nil before, or when it did not).
+    var committedBody: StoredBody? { state.withLock { $0.committed } }
 
     /// Appends a chunk the caller is being given.
     func append(_ chunk: Data) {
@@ -94,7 +103,8 @@ final class StoreSink: Sendable {
             switch target {
             case .disk(let commit):
                 guard let writer = state.box.writer.take() else { return false }
-                return commit(writer, state.bytes, state.buffer.take())
+                state.committed = commit(writer, state.bytes, state.buffer.take())
+                return state.committed != nil
             case .buffer:
                 buffered = state.buffer.take()
                 return false

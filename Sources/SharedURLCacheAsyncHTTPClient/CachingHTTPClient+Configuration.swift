@@ -63,6 +63,14 @@ extension CachingHTTPClient {
         /// slow client then holds nobody else past it. `nil` (the default) waits for the leader
         /// until the request's own deadline; `urlcache proxy` sets 5 s, nginx's default.
         public var lockTimeout: TimeAmount?
+        /// Whether a miss being stored is read from the origin at the origin's pace rather than
+        /// the caller's (default false). With it, a caller that reads slowly (a proxy's slow
+        /// client) holds neither the store nor the requests collapsed behind it: it reads through
+        /// a bounded buffer (1 MiB) and, once further behind, the rest from the stored entry.
+        /// Without it, the store follows the caller's reading, and a caller that stops reading
+        /// stores nothing. Applies to the disk tier without a `willCacheResponse` hook;
+        /// `urlcache proxy` sets it.
+        public var storesAtOriginPace = false
         /// Test seam: answers every origin exchange in place of the client's `HTTPClient` (the
         /// proxy's request-path fuzz target uses a stand-in origin with no socket); nil, the
         /// default, sends them with the `HTTPClient`. Not for parents (``parents`` must be nil).

@@ -166,6 +166,7 @@ public final class CachingHTTPClient: Sendable {
         do {
             var answer: CachedHTTPStreamingResponse
             let cap = configuration.maximumBodyBytes
+            let atOriginPace = configuration.storesAtOriginPace
             if configuration.collapsesRequests, head.method == .get, policy.mayCollapse, let url = head.absoluteURL {
                 let followed: RequestCollapser.Followed?
                 let cache = flow.cache
@@ -176,7 +177,8 @@ public final class CachingHTTPClient: Sendable {
                         cache: cache, name: key, deadline: deadline, waitingUntil: waitingUntil, fetch: fetch
                     ) { fetch in
                         try await flow.streamingResponse(
-                            for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                            for: head, policy: policy, maximumStoredBodyBytes: cap, storesAtOriginPace: atOriginPace,
+                            fetch: fetch)
                     }
                 } learn: { answer in
                     RequestCollapser.hint(vary: answer.response.headerFields[values: .vary])
@@ -190,7 +192,8 @@ public final class CachingHTTPClient: Sendable {
                 }
             } else {
                 answer = try await flow.streamingResponse(
-                    for: head, body: nil, policy: policy, maximumStoredBodyBytes: cap, fetch: fetch)
+                    for: head, policy: policy, maximumStoredBodyBytes: cap, storesAtOriginPace: atOriginPace,
+                    fetch: fetch)
             }
             if let trace { answer.cacheStatusMember = trace.noting(answer.cacheStatusMember) }
             metrics.record(answer.cacheStatusMember)

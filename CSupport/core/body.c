@@ -1,17 +1,7 @@
 /*
  * body.c — body files: the file format, reading with checks, and the zlib stream pools.
  *
- * Layout of bodies/xx/<32 hex> (format 1), offsets in bytes, little-endian:
- *    0  u32  magic "SUCB"
- *    4  u16  format (1)
- *    6  u16  flags: 0x2 raw (uncompressed)
- *    8  u64  body_size   (logical)
- *   16  u64  stored_size (payload bytes that follow the header)
- *   24  u32  body_crc    (CRC-32 of the logical body)
- *   28  u32  meta_len    (length of the trailing record copy)
- *   32  u8[16] body_id   (equals the file name; catches swapped files)
- *   48  payload: a zlib stream, or the raw body
- *   48+stored_size  meta: the index record (format of record.c, version 0), for rebuilds
+ * The file's layout and its header's codec are in body_header.c.
  *
  * Why pread and not mmap: another process may truncate the file under us; pread then returns
  * a short count, where a mapping would raise SIGBUS (docs/Reliability.md §3.4).
@@ -27,8 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BODY_MAGIC 0x42435553u /* "SUCB" little-endian */
-_Static_assert(32 + SUC_BODY_ID_LEN == SUC_BODY_HEADER_LEN, "body header layout");
 
 static const char HEX[] = "0123456789abcdef";
 
@@ -367,18 +355,11 @@ int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_
         rc = suc_fail_errno(err, "pread(body)", errno);
         goto out;
     }
-    if ((size_t)got == want && suc_get_u32(file) == BODY_MAGIC && !suc_body_format_readable(suc_get_u16(file + 4))) {
-        rc = suc_fail(err, SUC_EVERSION, "body header", 0, 0, "body file of another format; left for the release that wrote it");
+    if ((size_t)got != want) {
+        rc = suc_fail(err, SUC_ECORRUPT, "pread(body)", 0, 0, "body file is shorter than its record says");
         goto out;
     }
-    if ((size_t)got != want || suc_get_u32(file) != BODY_MAGIC ||
-        (suc_get_u16(file + 6) & SUC_REC_RAW) != (rec->flags & SUC_REC_RAW) ||
-        suc_get_u64(file + 8) != rec->body_size || suc_get_u64(file + 16) != rec->stored_size ||
-        suc_get_u32(file + 24) != rec->body_crc || suc_get_u32(file + 28) != record_len ||
-        memcmp(file + 32, rec->body_id, SUC_BODY_ID_LEN) != 0) {
-        rc = suc_fail(err, SUC_ECORRUPT, "body header", 0, 0, "body file header does not match its record");
-        goto out;
-    }
+    if ((rc = suc_body_header_check(file, (size_t)got, rec, record_len, err))) goto out;
     rc = suc_body_decode(c, rec, file + SUC_BODY_HEADER_LEN, body, err);
 
 out:

@@ -37,7 +37,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define BODY_MAGIC 0x42435553u /* "SUCB" little-endian, as in body.c */
 /* Stored bytes read per pread for compressed file bodies (raw bodies go straight into the
  * caller's buffer). */
 #define READ_CHUNK (64u * 1024u)
@@ -293,15 +292,7 @@ static int open_file(suc_body_reader *r, suc_error *err) {
     uint8_t h[SUC_BODY_HEADER_LEN];
     ssize_t got = suc_os_pread_full(r->fd, h, sizeof h, 0);
     if (got < 0) return suc_fail_errno(err, "pread(body header)", errno);
-    const suc_record *rec = &r->rec;
-    if ((size_t)got == sizeof h && suc_get_u32(h) == BODY_MAGIC && !suc_body_format_readable(suc_get_u16(h + 4)))
-        return suc_fail(err, SUC_EVERSION, "body header", 0, 0, "body file of another format; left for the release that wrote it");
-    if ((size_t)got != sizeof h || suc_get_u32(h) != BODY_MAGIC ||
-        (suc_get_u16(h + 6) & SUC_REC_RAW) != (rec->flags & SUC_REC_RAW) || suc_get_u64(h + 8) != rec->body_size ||
-        suc_get_u64(h + 16) != rec->stored_size || suc_get_u32(h + 24) != rec->body_crc ||
-        suc_get_u32(h + 28) != r->record_len || memcmp(h + 32, rec->body_id, SUC_BODY_ID_LEN) != 0)
-        return suc_fail(err, SUC_ECORRUPT, "body header", 0, 0, "body file header does not match its record");
-    return SUC_OK;
+    return suc_body_header_check(h, (size_t)got, &r->rec, r->record_len, err);
 }
 
 static int reader_open(suc_cache *c, const suc_entry *entry, int encoded, suc_body_reader **out, suc_error *err);

@@ -90,6 +90,22 @@ void suc_record_patch_invalidated(uint8_t *buf, uint32_t invalidated_at_s);
 /* A body file's format field is readable by this build: same major (docs/Formats.md). */
 static inline int suc_body_format_readable(uint16_t format) { return (format >> 8) == SUC_BODY_FORMAT_MAJOR; }
 
+/* ---- the body file's header (body_header.c) ---- */
+
+typedef struct suc_body_header {
+    int raw;
+    uint64_t body_size, stored_size;
+    uint32_t body_crc, record_len;
+} suc_body_header;
+/* The header of the file that holds `rec`'s body, followed by a record copy of `record_len`. */
+void suc_body_header_encode(const suc_record *rec, uint32_t record_len, uint8_t out[SUC_BODY_HEADER_LEN]);
+/* Decodes `len` bytes read from the start of the file named `id`. SUC_ECORRUPT: short, not a
+ * body header, or another file's; SUC_EVERSION: a body format this build does not read. */
+int suc_body_header_decode(const uint8_t *h, size_t len, const uint8_t id[SUC_BODY_ID_LEN], suc_body_header *out);
+/* What every reader checks before it trusts a body file: the header decodes and says what the
+ * record says. SUC_OK, SUC_ECORRUPT or SUC_EVERSION (with `err` filled). */
+int suc_body_header_check(const uint8_t *h, size_t len, const suc_record *rec, uint32_t record_len, suc_error *err);
+
 /* "bodies/" relative path of a body id: "ab/abcdef…" (2 + 1 + 32 chars + NUL). */
 #define SUC_BODY_PATH_LEN 36
 void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]);

@@ -135,12 +135,12 @@ static file_state classify_body(suc_cache *c, int dirfd, const char *name, const
     int fd = suc_os_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
     struct stat st;
     if (fd < 0 || suc_os_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) goto out;
-    if (suc_os_pread_full(fd, header, sizeof header, 0) != (ssize_t)sizeof header) goto out;
-    uint64_t stored = suc_get_u64(header + 16);
-    uint32_t meta_len = suc_get_u32(header + 28);
-    if (memcmp(header + 32, id, SUC_BODY_ID_LEN) != 0 || meta_len > (64u << 20) ||
-        (uint64_t)st.st_size != SUC_BODY_HEADER_LEN + stored + meta_len)
-        goto out;
+    suc_body_header h;
+    ssize_t got = suc_os_pread_full(fd, header, sizeof header, 0);
+    if (got < 0 || suc_body_header_decode(header, (size_t)got, id, &h) != SUC_OK) goto out;
+    uint64_t stored = h.stored_size;
+    uint32_t meta_len = h.record_len;
+    if (meta_len > (64u << 20) || (uint64_t)st.st_size != SUC_BODY_HEADER_LEN + stored + meta_len) goto out;
     meta = malloc(meta_len ? meta_len : 1);
     if (!meta || suc_os_pread_full(fd, meta, meta_len, (off_t)(SUC_BODY_HEADER_LEN + stored)) != (ssize_t)meta_len)
         goto out;
@@ -639,13 +639,14 @@ static int check_body(suc_cache *c, const suc_record *r, size_t rec_len, int ful
     if (fd < 0) return open_errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
     struct stat st;
     uint8_t h[SUC_BODY_HEADER_LEN];
-    int ok = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-             (uint64_t)st.st_size == SUC_BODY_HEADER_LEN + r->stored_size + rec_len &&
-             suc_os_pread_full(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
-             suc_get_u64(h + 8) == r->body_size && suc_get_u64(h + 16) == r->stored_size &&
-             suc_get_u32(h + 24) == r->body_crc && memcmp(h + 32, r->body_id, SUC_BODY_ID_LEN) == 0;
+    /* The header as a lookup checks it (suc_body_header_check), the payload only with `full`. */
+    int rc = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                     (uint64_t)st.st_size == SUC_BODY_HEADER_LEN + r->stored_size + rec_len &&
+                     suc_os_pread_full(fd, h, sizeof h, 0) == (ssize_t)sizeof h
+                 ? suc_body_header_check(h, sizeof h, r, (uint32_t)rec_len, NULL)
+                 : SUC_ECORRUPT;
     suc_os_close(fd);
-    return ok ? SUC_OK : SUC_ECORRUPT;
+    return rc;
 }
 
 typedef struct recount_ctx {
@@ -803,6 +804,10 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
                 }
             } else {
                 brc = check_body(c, &r, items[i].len, (flags & SUC_VERIFY_BODIES) != 0);
+            }
+            if (brc == SUC_EVERSION) { /* a body file of another release: a miss, never purged */
+                out->other_format_entries++;
+                continue;
             }
             if (brc == SUC_ENOTFOUND) out->missing_bodies++;
             else if (brc) out->damaged_bodies++;

@@ -332,15 +332,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         if ((rc = buf_reserve(w, meta_len, err))) goto out;
         suc_record_encode(&rec, w->buf + w->len);
         size_t tail = w->len + meta_len;
-        uint8_t *h = w->buf;
-        suc_put_u32(h, 0x42435553u);
-        suc_put_u16(h + 4, SUC_BODY_FORMAT);
-        suc_put_u16(h + 6, w->raw ? SUC_REC_RAW : 0);
-        suc_put_u64(h + 8, rec.body_size);
-        suc_put_u64(h + 16, rec.stored_size);
-        suc_put_u32(h + 24, rec.body_crc);
-        suc_put_u32(h + 28, (uint32_t)meta_len);
-        memcpy(h + 32, w->id, SUC_BODY_ID_LEN);
+        suc_body_header_encode(&rec, (uint32_t)meta_len, w->buf);
         if (w->fd < 0) {
             if ((rc = writer_open_file(w, err))) goto out;
             if (suc_pwrite_relieving(c, w->fd, w->buf, tail, 0) < 0) {

@@ -168,6 +168,32 @@ struct MaintenanceTests {
         #expect(try store.verify().isDamaged == false)
     }
 
+    @Test("verify without checkBodies rejects every body header a lookup rejects: magic, format, raw flag")
+    func verifyChecksHeadersAsLookupsDo() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
+        for i in 0..<4 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 3000, compressible: true, seed: UInt64(i)))
+        }
+        // Given: one header byte changed in each of three body files (offsets of docs/Formats.md).
+        for (key, offset, value) in [("k0", 0, UInt8(0x00)), ("k1", 5, UInt8(0x09)), ("k2", 6, UInt8(0x02))] {
+            let handle = try #require(
+                FileHandle(forUpdatingAtPath: dir.cache + "/" + store.debugBodyPath(for: bytes(key))!))
+            try handle.seek(toOffset: UInt64(offset))
+            handle.write(Data([value]))
+            try handle.close()
+        }
+        // Then: verify's header check (no payload read) finds the three as lookups do: two damaged,
+        // one of another format (another release's: a miss, never purged); and lookups miss the
+        // same three (a lookup purges what it finds damaged, so it goes second).
+        let found = try store.verify()
+        #expect(found.damagedBodies == 2 && found.otherFormatEntries == 1, "\(found)")
+        #expect(try store.verify(fix: true).repaired == 2)
+        for key in ["k0", "k1", "k2"] { #expect(try store.record(for: bytes(key)) == nil, "\(key) reads as a miss") }
+        #expect(try store.record(for: bytes("k3"))?.body == makeBody(size: 3000, compressible: true, seed: 3))
+    }
+
     @Test("the online hard cap evicts in the store's own commit, and refuses what cannot fit")
     func hardCap() throws {
         let dir = TestDirectory()

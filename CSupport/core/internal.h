@@ -419,6 +419,8 @@ int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_
 
 /* ---- relaxed durability (unsynced.c) --------------------------------------------------- */
 
+/* Held by the one compaction that runs at a time (maintenance.c); a control file of the layout. */
+#define SUC_COMPACT_LOCK_FILE "compact.lock"
 #define SUC_UNSYNCED_FILE "unsynced"
 #define SUC_BOOT_ID_LEN 40
 /* Returned by a write function to end its transaction without committing (not an error). */

@@ -283,7 +283,7 @@ static int sweep_files(suc_cache *c, uint64_t grace_ms, int remove, int restore,
 /* ---- compaction ---------------------------------------------------------------------- */
 
 static int take_lock(suc_cache *c, int wait, int *out_fd, suc_error *err) {
-    int fd = suc_os_openat(c->rootfd, "compact.lock", O_RDWR | O_CREAT | O_NOFOLLOW, 0660);
+    int fd = suc_os_openat(c->rootfd, SUC_COMPACT_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW, 0660);
     if (fd < 0) return suc_fail_errno(err, "openat(compact.lock)", errno);
     struct stat st;
     if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);

@@ -1,9 +1,11 @@
 /*
  * shared_url_cache.h — the C core of SharedURLCache.
  *
- * A cache directory on local disk that several processes share at once: an LMDB index
- * (`index.lmdb`) plus zlib-compressed body files (`bodies/xx/<hex>`). This header is the
- * whole public surface; it exposes opaque handles only and includes neither lmdb.h nor zlib.h.
+ * A cache directory on local disk that several processes share at once: an LMDB index (one
+ * file per index generation, `index.lmdb` or `index.g<N>.lmdb`) and zlib-compressed bodies,
+ * small ones inside their record, larger ones in body files (`bodies/xx/<hex>`). This header
+ * is the whole public surface; it exposes opaque handles only and includes neither lmdb.h nor
+ * zlib.h.
  *
  * The core knows nothing about HTTP. A record is addressed by two opaque byte strings:
  * the primary `key` (callers pass an injective encoding of partition, method and URL) and a
@@ -298,8 +300,9 @@ typedef struct suc_entry suc_entry;
 /*
  * Looks up the entry for (key, variant). A hit takes no write lock: one short LMDB read
  * transaction, then the body is read with pread (never mmap, so a concurrent truncation is a
- * short read, not SIGBUS), its length and CRC-32 checked, and inflated no further than the
- * recorded length. A body that fails a check is a miss (SUC_ENOTFOUND is returned, with
+ * short read, not SIGBUS), its header and length checked, and inflated no further than the
+ * recorded length; the checksum is the zlib stream's Adler-32 for a compressed body, the
+ * record's CRC-32 for a raw one. A body that fails a check is a miss (SUC_ENOTFOUND is returned, with
  * err->code SUC_ECORRUPT), and the entry is purged if it is still the one that was read.
  */
 int suc_get(suc_cache *cache, const void *key, size_t key_len, const void *variant,

@@ -14,10 +14,16 @@
  * the record and compared on every lookup, so a hash collision is a miss, never a wrong entry.
  *
  * Errors
- *   Every function returns int: 0 on success, or a negative SUC_E* code (range -31000…-31099,
- *   clear of LMDB's -30799…-30780 and zlib's -1…-6). suc_strerror() names a code. Functions
- *   that can fail take an optional `suc_error *` (last parameter, may be NULL) that receives the
- *   failing operation and the underlying errno / LMDB rc / zlib rc.
+ *   Every function that can fail returns int: SUC_OK (0) on success, or a negative SUC_E* code
+ *   (range -31000…-31099, clear of LMDB's -30799…-30780 and zlib's -1…-6). suc_strerror() names
+ *   a code. Such functions take an optional `suc_error *` (last parameter, may be NULL) that
+ *   receives the failing operation and the underlying errno / LMDB rc / zlib rc.
+ *
+ *   "Environment errors", which a function's comment names as one group: SUC_EFORKED (a handle
+ *   used in a child after fork()), SUC_EINJECTED (the tests' fault injection only), and what a
+ *   failing system or LMDB call maps to (error.c): SUC_EIO, SUC_EPERM, SUC_ENOMEM, SUC_EINDEX,
+ *   SUC_EREADERS, SUC_EDISKFULL and SUC_EINDEXFULL (calls that write), and rarely SUC_ENOENT,
+ *   SUC_EUNSAFE (ELOOP) or SUC_ECORRUPT (LMDB found a damaged page).
  *
  * Threads and processes
  *   A suc_cache handle is safe to use from many threads at once. Any number of processes may
@@ -183,7 +189,10 @@ typedef struct suc_cache suc_cache;
  * with no index is refused (SUC_ENOTCACHE) so that a typo cannot turn /home into a cache.
  * Stale reader slots left by crashed processes are cleared (mdb_reader_check) at open.
  *
- * Returns SUC_ENOENT, SUC_EUNSAFE, SUC_ENOTCACHE, SUC_EVERSION, SUC_EPERM, SUC_EIO, SUC_EINDEX.
+ * Returns SUC_OK; SUC_EINVAL without a path or `out`, or for a relaxed open on a machine with
+ * no boot id; SUC_ENOENT (no directory and no opts->create), SUC_EUNSAFE, SUC_ENOTCACHE,
+ * SUC_EVERSION (another directory format); SUC_EBUSY when another process holds the
+ * directory's creation lock past its bounded wait; or an environment error.
  */
 int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err);
 
@@ -240,11 +249,13 @@ typedef struct suc_put_params {
  * large body never sits in memory whole. */
 typedef struct suc_writer suc_writer;
 
-/* Starts a body. `flags` takes SUC_PUT_RAW. */
+/* Starts a body. `flags` takes SUC_PUT_RAW. Returns SUC_OK, or an environment error. */
 int suc_writer_begin(suc_cache *cache, uint32_t flags, suc_writer **out, suc_error *err);
 
 /* Appends body bytes. Past max_body_bytes the writer fails with SUC_ETOOLARGE and its temp
- * file is removed; only suc_writer_abort() is then valid. */
+ * file is removed; only suc_writer_abort() is then valid. Returns SUC_OK; SUC_ETOOLARGE;
+ * SUC_EINVAL after the writer was committed; once the writer has failed, the code it failed
+ * with; or an environment error (writing the temp file). */
 int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *err);
 
 /*
@@ -304,6 +315,10 @@ typedef struct suc_entry suc_entry;
  * recorded length; the checksum is the zlib stream's Adler-32 for a compressed body, the
  * record's CRC-32 for a raw one. A body that fails a check is a miss (SUC_ENOTFOUND is returned, with
  * err->code SUC_ECORRUPT), and the entry is purged if it is still the one that was read.
+ *
+ * Returns SUC_OK with *out set; SUC_ENOTFOUND for a miss (no entry, a hash collision, a damaged
+ * record or body, or one of another release's format: err->code says SUC_ECORRUPT or
+ * SUC_EVERSION then); SUC_EINVAL without a key; or an environment error.
  */
 int suc_get(suc_cache *cache, const void *key, size_t key_len, const void *variant,
             size_t variant_len, uint32_t flags, suc_entry **out, suc_error *err);
@@ -380,7 +395,9 @@ uint32_t suc_body_reader_crc32(const suc_body_reader *reader);
 /* Releases the reader (NULL is allowed). */
 void suc_body_reader_close(suc_body_reader *reader);
 
-/* The current version of (key, variant), or SUC_ENOTFOUND. One index read; no body I/O. */
+/* The current version of (key, variant). One index read; no body I/O. Returns SUC_OK;
+ * SUC_ENOTFOUND (no entry, or a record that does not decode or whose key differs); SUC_EINVAL
+ * without a key; or an environment error. */
 int suc_get_version(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                     size_t variant_len, uint64_t *out_version, suc_error *err);
 

@@ -3,7 +3,8 @@
  *
  * A cache directory on local disk that several processes share at once: an LMDB index (one
  * file per index generation, `index.lmdb` or `index.g<N>.lmdb`) and zlib-compressed bodies,
- * small ones inside their record, larger ones in body files (`bodies/xx/<hex>`). This header
+ * small ones inside their record, larger ones in body files (`bodies/xx/<hex>`); every file of
+ * a directory is listed in docs/Formats.md, "The directory". This header
  * is the whole public surface; it exposes opaque handles only and includes neither lmdb.h nor
  * zlib.h.
  *

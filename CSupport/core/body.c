@@ -18,36 +18,6 @@
 #include <unistd.h>
 
 
-static const char HEX[] = "0123456789abcdef";
-
-void suc_body_path(const uint8_t id[SUC_BODY_ID_LEN], char out[SUC_BODY_PATH_LEN]) {
-    out[0] = HEX[id[0] >> 4];
-    out[1] = HEX[id[0] & 15];
-    out[2] = '/';
-    for (int i = 0; i < SUC_BODY_ID_LEN; i++) {
-        out[3 + 2 * i] = HEX[id[i] >> 4];
-        out[4 + 2 * i] = HEX[id[i] & 15];
-    }
-    out[3 + 2 * SUC_BODY_ID_LEN] = '\0';
-}
-
-int suc_body_open_fanout(suc_cache *c, const uint8_t id[SUC_BODY_ID_LEN], int create) {
-    char sub[3] = {HEX[id[0] >> 4], HEX[id[0] & 15], '\0'};
-    int fd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-    if (fd < 0 && errno == ENOENT && create) {
-        if (suc_make_dir(c->bodiesfd, sub, &fd, NULL) != SUC_OK) fd = -1;
-        else if (atomic_load(&c->fanout_dirs) < 256) atomic_fetch_add(&c->fanout_dirs, 1);
-    }
-    /* A process of another user that is making this directory right now: mkdirat applied its
-     * umask, and until its fchmod a moment later (suc_make_dir) the directory is its owner's
-     * alone (docs/Reliability.md §3.4, T9). Wait for that, up to ~25 ms; a directory that stays
-     * closed to us is a real permission error. */
-    for (useconds_t pause = 50; fd < 0 && errno == EACCES && pause <= 12800; pause *= 2) {
-        usleep(pause);
-        fd = suc_os_openat(c->bodiesfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-    }
-    return fd;
-}
 
 /* ---- zlib pools --------------------------------------------------------------------- */
 
@@ -371,16 +341,4 @@ out:
         free(body);
     }
     return rc;
-}
-
-void suc_body_unlink_ids(suc_cache *c, const uint8_t *ids, size_t count) {
-    char path[SUC_BODY_PATH_LEN];
-    for (size_t i = 0; i < count; i++) {
-        const uint8_t *id = ids + i * SUC_BODY_ID_LEN;
-        int dirfd = suc_body_open_fanout(c, id, 0);
-        if (dirfd < 0) continue; /* gone, or not a real directory: never unlink through a link */
-        suc_body_path(id, path);
-        (void)suc_os_unlinkat(dirfd, SUC_BODY_NAME(path), 0);
-        suc_os_close(dirfd);
-    }
 }

@@ -801,3 +801,88 @@ int suc_debug_fill_read_pool(suc_cache *c, uint32_t count) {
     for (uint32_t i = 0; i < n; i++) suc_rtxn_end(c, held[i]);
     return rc;
 }
+
+
+/* ---- touches ------------------------------------------------------------------------ */
+
+void suc_touch_queue(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], int64_t when_ms) {
+    pthread_mutex_lock(&c->touch_mu);
+    if (c->touches && c->touch_count < SUC_TOUCH_MAX) {
+        /* Past the cap new touches are dropped: last-use is an eviction hint, not data. */
+        memcpy(c->touches[c->touch_count].ikey, ikey, SUC_IKEY_LEN);
+        c->touches[c->touch_count].when_ms = when_ms;
+        c->touch_count++;
+    }
+    pthread_mutex_unlock(&c->touch_mu);
+}
+
+int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, suc_error *err) {
+    uint8_t *copy = NULL;
+    size_t copy_cap = 0;
+    int rc = SUC_OK;
+    /* Partitions with a quota keep a last-use order of their own; without any, no lookups. */
+    int partition_orders = count && suc_partition_any_use_keys(c, txn);
+    for (size_t i = 0; i < count; i++) {
+        MDB_val k = {SUC_IKEY_LEN, list[i].ikey}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc == MDB_NOTFOUND) continue;
+        if (mrc) {
+            rc = suc_fail_mdb(err, "mdb_get(touch)", mrc);
+            break;
+        }
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.last_used_ms >= list[i].when_ms) continue;
+        if (v.mv_size > copy_cap) {
+            uint8_t *p = realloc(copy, v.mv_size);
+            if (!p) {
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(touch)", ENOMEM, 0, "out of memory");
+                break;
+            }
+            copy = p;
+            copy_cap = v.mv_size;
+        }
+        memcpy(copy, v.mv_data, v.mv_size);
+        if (partition_orders && (rc = suc_partition_touch(c, txn, list[i].ikey, &r, list[i].when_ms, err))) break;
+        suc_record_patch_last_used(copy, list[i].when_ms);
+        uint8_t old_t[SUC_TKEY_LEN], new_t[SUC_TKEY_LEN];
+        suc_tkey_make(r.last_used_ms, list[i].ikey, old_t);
+        suc_tkey_make(list[i].when_ms, list[i].ikey, new_t);
+        MDB_val ok = {SUC_TKEY_LEN, old_t}, nk = {SUC_TKEY_LEN, new_t}, empty = {0, NULL};
+        MDB_val nv = {v.mv_size, copy};
+        mrc = mdb_del(txn, c->dbi_by_use, &ok, NULL);
+        if (mrc && mrc != MDB_NOTFOUND) {
+            rc = suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+            break;
+        }
+        if ((mrc = mdb_put(txn, c->dbi_by_use, &nk, &empty, 0)) ||
+            (mrc = mdb_put(txn, c->dbi_main, &k, &nv, 0))) {
+            rc = suc_fail_mdb(err, "mdb_put(touch)", mrc);
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---- counters ---- */
+
+int suc_meta_add_counters(suc_cache *c, MDB_txn *txn, const suc_counters *d, suc_error *err) {
+    static const char *names[10] = {"entries", "body_bytes", "stored_bytes", "record_bytes", "evictions",
+                                    "corrupt_purges", "stores", "hits", "misses", "file_bytes"};
+    const int64_t deltas[10] = {d->entries, d->body_bytes, d->stored_bytes, d->record_bytes, d->evictions,
+                                d->corrupt_purges, d->stores, d->hits, d->misses, d->file_bytes};
+    if (d->entries) {
+        int rc = suc_key_order_count(c, txn, d->entries, err);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < 10; i++) {
+        if (!deltas[i]) continue;
+        uint64_t cur = 0;
+        int rc = suc_meta_get(c, txn, names[i], &cur);
+        if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta)", rc);
+        int64_t next = (int64_t)cur + deltas[i];
+        if (next < 0) next = 0; /* only after undecodable records were purged; verify recomputes */
+        if ((rc = suc_meta_put(c, txn, names[i], (uint64_t)next))) return suc_fail_mdb(err, "mdb_put(meta)", rc);
+    }
+    return SUC_OK;
+}

@@ -382,6 +382,9 @@ struct suc_cache {
     int unsyncedfd;
     char boot_id[40];
     int discarded_unsynced_index;
+    /* Evicts to free space when a commit meets a full file system (space.c's relief, set at
+     * open): a transaction, below the eviction it triggers, knows it only through this. */
+    uint64_t (*relieve_disk_full)(suc_cache *c, uint64_t want);
     /* generation + 1 of the index known to hold stores of a synced mode (0: not known) */
     uint64_t synced_stores_gen;
 
@@ -391,6 +394,17 @@ struct suc_cache {
      * usage's overhead, until measured); stores make them as needed */
     _Atomic uint32_t fanout_dirs;
 };
+
+/* ---- the index's environment and transactions (txn.c) ---- */
+
+/* The process's fork generation: handles opened in another one fail with SUC_EFORKED. */
+uint64_t suc_fork_generation(void);
+/* Called in a forked child (the registry's atfork handler). */
+void suc_fork_happened(void);
+/* Opens generation `gen`'s index file for LMDB after checking it (SUC_ECORRUPT: damaged). */
+int suc_open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env **out, suc_error *err);
+/* Makes `env` (of generation `gen`) this handle's environment. */
+void suc_adopt_env(suc_cache *c, MDB_env *env, uint64_t gen);
 
 /* Allocates every block of an index's lock file (LMDB maps it; a hole written on a full file
  * system is SIGBUS). SUC_EDISKFULL when the blocks cannot be had. */
@@ -426,11 +440,14 @@ int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_
 /* Returned by a write function to end its transaction without committing (not an error). */
 #define SUC_ABORT_TXN 1
 int suc_read_boot_id(char out[SUC_BOOT_ID_LEN]);
-/* At open, before the index is opened and before this process holds the directory: discards
- * the index (under a new generation) when the marker says unsynced commits may have been lost
- * to a restart and no other process holds the directory. Takes the root's creation lock when it
- * must decide (sets *root_locked; the caller unlocks). */
-int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err);
+/* At open, before the index is opened and before this process holds the directory: 1 when the
+ * marker says unsynced commits may have been lost to a restart and no other process holds the
+ * directory, with *gen the generation whose index must then be started over (under the root's
+ * creation lock, which this takes: sets *root_locked; the caller unlocks); 0 when the index can
+ * be trusted; a SUC_E* code. */
+int suc_unsynced_restart_found(suc_cache *c, int *root_locked, uint64_t *gen, suc_error *err);
+/* Clears the marker (after the index it was about has been started over). */
+int suc_unsynced_clear(suc_cache *c, suc_error *err);
 /* After the index is open: opens the marker when the handle is relaxed; SUC_EINVAL when this
  * machine gives no boot id (a restart could not be told from a process crash). */
 int suc_unsynced_open(suc_cache *c, suc_error *err);
@@ -442,10 +459,6 @@ int suc_unsynced_before_commit(suc_cache *c, MDB_txn *txn, suc_error *err);
  * holds stores a power loss must not take, and, when unsynced commits may exist, syncs the index
  * and clears the marker first. */
 int suc_unsynced_note_synced_store(suc_cache *c, MDB_txn *txn, suc_error *err);
-/* With the root's creation lock held: moves the index of generation `g` aside (as
- * damaged-<name>) or, when `keep_aside` is 0, unlinks it with its lock file, and publishes a new,
- * empty generation that this handle adopts. */
-int suc_index_start_over(suc_cache *c, uint64_t g, int keep_aside, suc_error *err);
 /* Meta record: 1 once a handle of a synced mode stored in this index (unsynced.c). */
 #define SUC_META_SYNCED_STORES "synced_stores"
 /* Syncs the index and clears the marker, under the write lock. */

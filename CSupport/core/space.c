@@ -30,19 +30,6 @@
 /* Set while this thread relieves: the relief's own commit must not relieve again. */
 static _Thread_local int g_relieving;
 
-int suc_errno_is_disk_full(int e) { return e == ENOSPC || e == EDQUOT; }
-
-int suc_fs_is_full(suc_cache *c) {
-    struct statvfs st;
-    /* Less than a few pages free: LMDB reports a short write on such a file system as EIO. */
-    return fstatvfs(c->rootfd, &st) == 0 && (uint64_t)st.f_bavail * st.f_frsize < (64u << 10);
-}
-
-int64_t suc_fs_free_bytes(suc_cache *c) {
-    struct statvfs st;
-    if (fstatvfs(c->rootfd, &st) < 0) return -1;
-    return (int64_t)((uint64_t)st.f_bavail * st.f_frsize);
-}
 
 typedef struct relief_ctx {
     const uint8_t *ikeys;

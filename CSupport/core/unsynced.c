@@ -99,7 +99,7 @@ static int open_marker(int rootfd, suc_error *err) {
     return fd;
 }
 
-int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
+int suc_unsynced_restart_found(suc_cache *c, int *root_locked, uint64_t *gen, suc_error *err) {
     int fd = suc_os_openat(c->rootfd, SUC_UNSYNCED_FILE, O_RDWR | O_NOFOLLOW, 0);
     if (fd < 0) return errno == ENOENT ? SUC_OK : suc_fail_errno(err, "open(unsynced)", errno);
     char boot[SUC_BOOT_ID_LEN];
@@ -128,15 +128,20 @@ int suc_unsynced_recover(suc_cache *c, int *root_locked, suc_error *err) {
     /* Every process holding the directory now opened it after the commits in question or lives
      * where they were made: no restart lost them. */
     if (suc_gen_held_elsewhere(c)) goto out;
-    uint64_t published;
-    if (!suc_gen_read(c, &published)) {
+    if (!suc_gen_read(c, gen)) {
         rc = suc_fail(err, SUC_EIO, "read(generation)", errno, 0, "cannot read the generation file");
         goto out;
     }
-    if ((rc = suc_index_start_over(c, published, 0, err))) goto out;
-    if ((rc = write_marker(fd, boot, 0, err))) goto out;
-    c->discarded_unsynced_index = 1;
+    rc = 1;
 out:
+    suc_os_close(fd);
+    return rc;
+}
+
+int suc_unsynced_clear(suc_cache *c, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, SUC_UNSYNCED_FILE, O_RDWR | O_NOFOLLOW, 0);
+    if (fd < 0) return suc_fail_errno(err, "open(unsynced)", errno);
+    int rc = write_marker(fd, "", 0, err);
     suc_os_close(fd);
     return rc;
 }

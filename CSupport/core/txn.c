@@ -1,0 +1,509 @@
+/*
+ * txn.c — the index's environment and transactions: opening an index generation's files for
+ * LMDB, read and write transactions, the meta table and its counters, map growth, following a
+ * new generation, and the fork check every call makes.
+ *
+ * The lmdb.h caveats this file exists to honour:
+ * > "Use an MDB_env* in the process which opened it, not after fork()."
+ *   → a fork generation; every call from a child fails with SUC_EFORKED.
+ * > "A process that crashes inside a read transaction leaves a stale reader slot."
+ *   → mdb_reader_check() at open and whenever MDB_READERS_FULL comes back.
+ * > mdb_env_set_mapsize: "may only be called if no transactions are active in the current
+ * >  process" and, after another process grew the map, "pass 0 to adopt the new size".
+ *   → every transaction holds map_lock shared; growth and adoption hold it exclusive.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t g_fork_gen;
+
+uint64_t suc_fork_generation(void) { return g_fork_gen; }
+
+void suc_fork_happened(void) { g_fork_gen++; }
+
+int suc_cache_check_fork(suc_cache *c, suc_error *err) {
+    if (!c) return suc_fail(err, SUC_EINVAL, "suc_cache", 0, 0, "NULL cache handle");
+    if (c->fork_gen != g_fork_gen)
+        return suc_fail(err, SUC_EFORKED, "suc_cache", 0, 0,
+                        "cache handle opened before fork(); open the directory again in the child");
+    return SUC_OK;
+}
+
+void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap) {
+    /* Through the directory descriptor we checked, so a root swapped for a symlink after the
+     * check is not followed (Linux /proc/self/fd); the path elsewhere. */
+    snprintf(out, cap, "/proc/self/fd/%d/%s", c->rootfd, name);
+    if (access(out, F_OK) != 0) snprintf(out, cap, "%s/%s", c->root_path, name);
+}
+
+/* We create the LMDB files ourselves (O_NOFOLLOW, then 0660 whatever the umask): readers write
+ * the lock file, so every group member needs write access to it (docs/Reliability.md §3.4). */
+int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, suc_error *err) {
+    int fd = suc_os_openat(rootfd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_NONBLOCK, 0660);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return suc_fail(err, SUC_EUNSAFE, "openat(index)", ELOOP, 0, "%s is a symlink", name);
+        if (errno == ENOENT)
+            return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", name);
+        return suc_fail_errno(err, "openat(index)", errno);
+    }
+    struct stat st;
+    int rc = SUC_OK;
+    if (suc_os_fstat(fd, &st) < 0) rc = suc_fail_errno(err, "fstat(index)", errno);
+    else if (!S_ISREG(st.st_mode))
+        rc = suc_fail(err, SUC_EUNSAFE, "fstat(index)", 0, 0, "%s is not a regular file", name);
+    else if (st.st_uid == geteuid() && (st.st_mode & 0777) != 0660)
+        (void)suc_os_fchmod(fd, 0660);
+    if (!rc && adopt) suc_adopt_owner(rootfd, fd);
+    suc_os_close(fd);
+    return rc;
+}
+
+/* ---- meta table --------------------------------------------------------------------- */
+
+int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out) {
+    MDB_val k = {strlen(name), (void *)name}, v;
+    int rc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (rc) return rc;
+    if (v.mv_size != 8) return MDB_CORRUPTED;
+    *out = suc_get_u64(v.mv_data);
+    return 0;
+}
+
+int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
+    uint8_t buf[8];
+    suc_put_u64(buf, value);
+    MDB_val k = {strlen(name), (void *)name}, v = {8, buf};
+    return mdb_put(txn, c->dbi_meta, &k, &v, 0);
+}
+
+int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err) {
+    uint64_t seq = 0;
+    int rc = suc_meta_get(c, txn, "seq", &seq);
+    if (rc && rc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(meta seq)", rc);
+    seq++;
+    if ((rc = suc_meta_put(c, txn, "seq", seq))) return suc_fail_mdb(err, "mdb_put(meta seq)", rc);
+    *out = seq;
+    return SUC_OK;
+}
+
+/* ---- map size ----------------------------------------------------------------------- */
+
+/* Another process grew the map: adopt its size (lmdb.h: mdb_env_set_mapsize(env, 0)). */
+static int adopt_map_size(suc_cache *c, suc_error *err) {
+    pthread_rwlock_wrlock(&c->map_lock);
+    int rc = mdb_env_set_mapsize(c->env, 0);
+    MDB_envinfo info;
+    if (!rc && !mdb_env_info(c->env, &info)) c->map_size = info.me_mapsize;
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc ? suc_fail_mdb(err, "mdb_env_set_mapsize(0)", rc) : SUC_OK;
+}
+
+/* MDB_MAP_FULL: double the map up to the cap. Several processes may do this at once; each
+ * sets a size at least as large as what it saw, and LMDB keeps the largest in the meta page. */
+static int grow_map(suc_cache *c, uint64_t seen_size, int removal_only, suc_error *err) {
+    int rc = SUC_OK;
+    /* Even a delete needs fresh pages (copy-on-write), so a full index could not shrink itself:
+     * transactions that only remove may grow past the cap by a small reserve. */
+    uint64_t reserve = c->opts.map_size_max / 16 > (1u << 20) ? c->opts.map_size_max / 16 : (1u << 20);
+    uint64_t cap = c->opts.map_size_max + (removal_only ? reserve : 0);
+    pthread_rwlock_wrlock(&c->map_lock);
+    if (c->map_size > seen_size) goto out; /* another thread of ours already grew it */
+    if (c->map_size >= cap) {
+        rc = suc_fail(err, SUC_EINDEXFULL, "mdb_env_set_mapsize", 0, MDB_MAP_FULL,
+                      "index is full at its maximum map size of %llu bytes",
+                      (unsigned long long)c->opts.map_size_max);
+        goto out;
+    }
+    uint64_t next = c->map_size * 2;
+    if (next > cap) next = cap;
+    int mrc = mdb_env_set_mapsize(c->env, (size_t)next);
+    if (mrc) {
+        rc = suc_fail_mdb(err, "mdb_env_set_mapsize", mrc);
+        goto out;
+    }
+    MDB_envinfo info;
+    c->map_size = mdb_env_info(c->env, &info) ? next : info.me_mapsize;
+out:
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc;
+}
+
+/* ---- transactions ------------------------------------------------------------------- */
+
+int suc_rtxn_begin(suc_cache *c, MDB_txn **out, suc_error *err) {
+    MDB_txn *txn = NULL;
+    int rc = 0;
+    /* Another process rewrote the index (generation.c): read the new one. */
+    if (suc_gen_moved(c) && (rc = suc_cache_follow(c, err))) return rc;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        pthread_rwlock_rdlock(&c->map_lock);
+        pthread_mutex_lock(&c->pool_mu);
+        txn = c->rtxn_count ? c->rtxn_pool[--c->rtxn_count] : NULL;
+        pthread_mutex_unlock(&c->pool_mu);
+        rc = txn ? mdb_txn_renew(txn) : mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn);
+        if (rc == 0) {
+            *out = txn;
+            return SUC_OK;
+        }
+        if (txn) mdb_txn_abort(txn);
+        txn = NULL;
+        pthread_rwlock_unlock(&c->map_lock);
+        if (rc == MDB_MAP_RESIZED) {
+            int arc = adopt_map_size(c, err);
+            if (arc) return arc;
+        } else if (rc == MDB_READERS_FULL) {
+            /* Every slot taken: first give back this process's idle pooled ones (another
+             * process may be the one waiting), then clear the slots of dead processes. */
+            int dead = 0, released = 0;
+            pthread_rwlock_rdlock(&c->map_lock);
+            pthread_mutex_lock(&c->pool_mu);
+            released = c->rtxn_count;
+            for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+            c->rtxn_count = 0;
+            pthread_mutex_unlock(&c->pool_mu);
+            mdb_reader_check(c->env, &dead);
+            pthread_rwlock_unlock(&c->map_lock);
+            if (dead == 0 && released == 0 && attempt > 0) break;
+        } else {
+            break;
+        }
+    }
+    return suc_fail_mdb(err, "mdb_txn_begin(read)", rc);
+}
+
+void suc_rtxn_end(suc_cache *c, MDB_txn *txn) {
+    mdb_txn_reset(txn);
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->rtxn_count < SUC_RTXN_POOL_MAX) {
+        c->rtxn_pool[c->rtxn_count++] = txn;
+        txn = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (txn) mdb_txn_abort(txn);
+    pthread_rwlock_unlock(&c->map_lock);
+}
+
+int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err) {
+    return suc_write_txn_ex(c, fn, reset, ctx, 0, err);
+}
+
+int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only, suc_error *err) {
+    int reliefs = 0; /* a commit that still does not fit after a relief may try again after another */
+    for (int attempt = 0;; attempt++) {
+        suc_error local = {0};
+        MDB_txn *txn = NULL;
+        pthread_rwlock_rdlock(&c->map_lock);
+        uint64_t seen = c->map_size;
+        int mrc = mdb_txn_begin(c->env, NULL, 0, &txn);
+        if (mrc == MDB_MAP_RESIZED) {
+            pthread_rwlock_unlock(&c->map_lock);
+            int arc = adopt_map_size(c, err);
+            if (arc) return arc;
+            continue;
+        }
+        if (mrc) {
+            pthread_rwlock_unlock(&c->map_lock);
+            return suc_fail_mdb(err, "mdb_txn_begin(write)", mrc);
+        }
+        /* Checked while holding this index's write lock: once a rewrite has published a new
+         * generation, nothing may commit to the old one (generation.c, step 4). */
+        if (suc_gen_moved(c)) {
+            mdb_txn_abort(txn);
+            pthread_rwlock_unlock(&c->map_lock);
+            int frc = suc_cache_follow(c, err);
+            if (frc) return frc;
+            if (reset) reset(ctx);
+            continue;
+        }
+        int rc = fn(c, txn, ctx, &local);
+        /* A relaxed commit is not synced: the directory says so durably first (unsynced.c). */
+        if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, txn, &local);
+        if (rc == SUC_OK) {
+            if (suc_os_fault(SUC_FAULT_COMMIT)) {
+                mdb_txn_abort(txn);
+                rc = suc_fail_errno(&local, "mdb_txn_commit", errno);
+            } else if ((mrc = mdb_txn_commit(txn)) != 0) {
+                rc = suc_fail_mdb(&local, "mdb_txn_commit", mrc);
+            }
+        } else {
+            mdb_txn_abort(txn);
+        }
+        pthread_rwlock_unlock(&c->map_lock);
+        if (rc == SUC_OK) return SUC_OK;
+        if (local.lib_rc == MDB_MAP_FULL && attempt < 64) {
+            int grc = grow_map(c, seen, removal_only, err);
+            if (grc) return grc;
+            if (reset) reset(ctx);
+            continue;
+        }
+        /* A full file system: LMDB reports ENOSPC, or EIO for the short write it got instead.
+         * Evict (bodies first) and commit again, while that frees something (space.c). */
+        if (rc == SUC_EIO && suc_fs_is_full(c)) local.code = rc = SUC_EDISKFULL;
+        if (rc == SUC_EDISKFULL && reliefs < 8) {
+            reliefs++;
+            if (c->relieve_disk_full && c->relieve_disk_full(c, 0)) {
+                if (reset) reset(ctx);
+                continue;
+            }
+        }
+        if (err) *err = local;
+        return rc;
+    }
+}
+
+/* Whether an index file we did not just create can be handed to LMDB. LMDB trusts the file it
+ * maps: garbage where it keeps its meta pages is a wild pointer, and a file shorter than the
+ * pages its meta page names is SIGBUS at the first read past the end, in every process that
+ * opens it, again after each restart. Both are checked before any page is touched: LMDB's
+ * magic where LMDB writes it (the first meta page, after the 16-byte page header). */
+#define LMDB_META_MAGIC 0xBEEFC0DEu
+enum { HEADER_MISSING, HEADER_DAMAGED, HEADER_VALID, HEADER_UNREADABLE };
+static int index_header_state(int rootfd, const char *name, struct stat *out, int *errno_out) {
+    int fd = suc_os_openat(rootfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) {
+        *errno_out = errno;
+        return errno == ENOENT ? HEADER_MISSING : errno == ELOOP ? HEADER_DAMAGED : HEADER_UNREADABLE;
+    }
+    uint8_t head[24];
+    int state;
+    ssize_t n;
+    /* Damage is what was read and is wrong; a call that failed tells nothing (a transient error
+     * must never make a good index look damaged: it would be replaced). */
+    if (suc_os_fstat(fd, out) < 0 || (S_ISREG(out->st_mode) && (n = suc_os_pread_full(fd, head, sizeof head, 0)) < 0)) {
+        *errno_out = errno;
+        state = HEADER_UNREADABLE;
+    } else {
+        state = S_ISREG(out->st_mode) && n == (ssize_t)sizeof head && suc_get_u32(head + 16) == LMDB_META_MAGIC
+                    ? HEADER_VALID
+                    : HEADER_DAMAGED;
+    }
+    suc_os_close(fd);
+    return state;
+}
+
+/* After LMDB opened `name` by path: the file it opened is the one we checked (no symlink or
+ * other file swapped in between), and it holds every page its meta page names. */
+static int index_file_matches(MDB_env *env, const struct stat *checked, const char *name, suc_error *err) {
+    int fd;
+    struct stat st;
+    MDB_envinfo info;
+    MDB_stat est;
+    /* The meta page first, the file's size after: another process's commit writes its pages
+     * before the meta page that names them, so pages named by the meta read here are in the
+     * file by the time of the fstat. The other order mistook a commit in between for damage. */
+    if (mdb_env_info(env, &info) || mdb_env_stat(env, &est))
+        return suc_fail(err, SUC_EIO, "mdb_env_info", 0, 0, "cannot read index file %s's meta page", name);
+    if (mdb_env_get_fd(env, &fd) || fstat(fd, &st) < 0)
+        return suc_fail(err, SUC_EIO, "fstat(index)", errno, 0, "cannot stat index file %s", name);
+    if (checked && (st.st_dev != checked->st_dev || st.st_ino != checked->st_ino))
+        return suc_fail(err, SUC_EUNSAFE, "open(index)", 0, 0, "%s was replaced while it was opened", name);
+    if ((uint64_t)st.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize)
+        return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0,
+                        "index file %s is damaged: %llu bytes, its pages need %llu", name,
+                        (unsigned long long)st.st_size,
+                        (unsigned long long)(((uint64_t)info.me_last_pgno + 1) * est.ms_psize));
+    return SUC_OK;
+}
+
+/* LMDB's open waits without a bound (F_SETLKW) while another process holds an exclusive lock on
+ * the lock file. LMDB itself holds it only while the first opener sets the file up, for
+ * milliseconds; any member of the group can hold it forever. So wait here, bounded, while one is
+ * held; a lock taken between this check and LMDB's is the one window left. */
+#define LOCK_FILE_WAIT_MS 2000
+static int wait_for_lock_file(suc_cache *c, const char *lock, suc_error *err) {
+    int fd = suc_os_openat(c->rootfd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return SUC_OK; /* LMDB's open reports it */
+    int64_t deadline = suc_os_now_ms() + LOCK_FILE_WAIT_MS;
+    int rc = SUC_OK;
+    for (;;) {
+        /* Asked as a shared lock: the shared locks of processes that have it open never conflict. */
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+        if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK) break;
+        if (suc_os_now_ms() >= deadline) {
+            rc = suc_fail(err, SUC_EBUSY, "fcntl(index lock)", EWOULDBLOCK, 0,
+                          "process %d holds %s exclusively", (int)fl.l_pid, lock);
+            break;
+        }
+        usleep(5000);
+    }
+    suc_os_close(fd);
+    return rc;
+}
+
+/* LMDB sizes its lock file with ftruncate, so its header and reader table start as a hole, and
+ * LMDB writes them through a shared mapping: on a full file system the first write to an
+ * unallocated page is SIGBUS instead of an error (seen on a full tmpfs, inside mdb_env_open of a
+ * new generation). So every block is allocated before LMDB opens the file: a no-op for a file
+ * that has them, SUC_EDISKFULL for a new lock file on a full file system, where the caller can
+ * still say no. A new file gets exactly the size LMDB would give it, (readers - 1) reader slots
+ * of 64 bytes after a 192-byte header; an existing one keeps its size, which every process that
+ * maps it derives its reader count from. */
+#define LMDB_READER_SLOT 64u
+#define LMDB_LOCK_HEADER 192u
+int suc_allocate_lock_file(int rootfd, const char *lock, uint32_t max_readers, suc_error *err) {
+    int fd = suc_os_openat(rootfd, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) return suc_fail_errno(err, "openat(index lock)", errno);
+    struct stat st;
+    int rc = SUC_OK, e = 0;
+    if (suc_os_fstat(fd, &st) < 0) {
+        rc = suc_fail_errno(err, "fstat(index lock)", errno);
+    } else {
+        off_t size = st.st_size ? st.st_size : (off_t)(max_readers - 1) * LMDB_READER_SLOT + LMDB_LOCK_HEADER;
+        if ((uint64_t)st.st_blocks * 512 < (uint64_t)size && (e = posix_fallocate(fd, 0, size)) != 0 &&
+            e != EOPNOTSUPP && e != EINVAL)
+            rc = suc_fail_errno(err, "posix_fallocate(index lock)", e);
+    }
+    suc_os_close(fd);
+    return rc;
+}
+
+/* Opens the LMDB environment of generation `gen` into *out. With `create` the data file may be
+ * made (generation 0 of a new directory); otherwise a missing file is SUC_ENOENT (a rewrite
+ * switched generations under us: the caller reads the generation file again), and a damaged one
+ * SUC_ECORRUPT (replace_damaged_index). */
+int suc_open_generation_env(suc_cache *c, uint64_t gen, int create, MDB_env **out, suc_error *err) {
+    char data[SUC_INDEX_NAME_LEN], lock[SUC_INDEX_NAME_LEN + 5], path[4096];
+    suc_index_file_name(gen, data);
+    snprintf(lock, sizeof lock, "%s-lock", data);
+    int rc = suc_prepare_index_file(c->rootfd, data, create, create, err);
+    /* A symlink or other non-file where the published index should be is damage like garbage. */
+    if (rc == SUC_EUNSAFE && !create)
+        return suc_fail(err, SUC_ECORRUPT, "openat(index)", 0, 0, "index file %s is not a regular file", data);
+    if (rc || (rc = suc_prepare_index_file(c->rootfd, lock, 1, 1, err)) || (rc = wait_for_lock_file(c, lock, err)) ||
+        (rc = suc_allocate_lock_file(c->rootfd, lock, c->opts.max_readers, err)))
+        return rc;
+    struct stat checked;
+    int header_errno = 0;
+    int header = index_header_state(c->rootfd, data, &checked, &header_errno);
+    if (header == HEADER_MISSING)
+        return suc_fail(err, SUC_ENOENT, "openat(index)", ENOENT, 0, "index file %s is missing", data);
+    if (header == HEADER_UNREADABLE) return suc_fail_errno(err, "read(index)", header_errno);
+    /* An empty file is what `create` makes; any other file must look like LMDB's. */
+    if (header == HEADER_DAMAGED && !(create && checked.st_size == 0 && S_ISREG(checked.st_mode)))
+        return suc_fail(err, SUC_ECORRUPT, "read(index)", 0, 0, "index file %s is damaged (no LMDB meta page)", data);
+    MDB_env *env = NULL;
+    if ((rc = mdb_env_create(&env))) return suc_fail_mdb(err, "mdb_env_create", rc);
+    if ((rc = mdb_env_set_maxdbs(env, 8)) || (rc = mdb_env_set_maxreaders(env, c->opts.max_readers)) ||
+        (rc = mdb_env_set_mapsize(env, (size_t)c->opts.map_size_initial))) {
+        mdb_env_close(env);
+        return suc_fail_mdb(err, "mdb_env_set", rc);
+    }
+    suc_index_path(c, data, path, sizeof path);
+    /* Never MDB_WRITEMAP (SIGBUS on a full disk, stray writes); MDB_NOTLS for Swift tasks that
+     * hop threads; MDB_NORDAHEAD because lookups are random. */
+    unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD;
+    /* Relaxed commits skip the sync only once the unsynced marker is open (unsynced.c); until
+     * then, as during a new directory's first commits, they are synced as in the default mode. */
+    if (c->opts.durability == SUC_DURABILITY_RELAXED && c->unsyncedfd >= 0) flags |= MDB_NOSYNC;
+    else if (c->opts.durability != SUC_DURABILITY_DURABLE) flags |= MDB_NOMETASYNC;
+    if ((rc = mdb_env_open(env, path, flags, 0660))) {
+        mdb_env_close(env);
+        return suc_fail_mdb(err, "mdb_env_open", rc);
+    }
+    if ((rc = index_file_matches(env, header == HEADER_VALID ? &checked : NULL, data, err))) {
+        mdb_env_close(env);
+        return rc;
+    }
+    int dead = 0;
+    mdb_reader_check(env, &dead);
+    *out = env;
+    return SUC_OK;
+}
+
+void suc_adopt_env(suc_cache *c, MDB_env *env, uint64_t gen) {
+    c->env = env;
+    __atomic_store_n(&c->gen, gen, __ATOMIC_RELEASE);
+    MDB_envinfo info;
+    c->map_size = mdb_env_info(env, &info) == 0 ? info.me_mapsize : c->opts.map_size_initial;
+}
+
+/* Opens the tables of a generation another process wrote (they exist: the rewrite made all). */
+static int open_tables_read(MDB_env *env, MDB_dbi dbis[4], suc_error *err) {
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc) return suc_fail_mdb(err, "mdb_txn_begin(follow)", rc);
+    static const char *names[4] = {"main", "by_time", "by_use", "meta"};
+    for (int i = 0; i < 4 && !rc; i++) rc = mdb_dbi_open(txn, names[i], 0, &dbis[i]);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return suc_fail(err, SUC_ECORRUPT, "mdb_dbi_open(follow)", 0, rc, "the index generation lacks its tables");
+    }
+    /* A read-only transaction must commit for its table handles to outlive it (lmdb.h). */
+    if ((rc = mdb_txn_commit(txn))) return suc_fail_mdb(err, "mdb_txn_commit(follow)", rc);
+    return SUC_OK;
+}
+
+int suc_cache_follow(suc_cache *c, suc_error *err) {
+    if (!suc_gen_moved(c)) return SUC_OK;
+    int rc = SUC_OK;
+    /* Exclusive: no transaction of this process may be open on the environment we close. */
+    pthread_rwlock_wrlock(&c->map_lock);
+    for (int attempt = 0; attempt < 16 && suc_gen_moved(c); attempt++) {
+        uint64_t g = suc_gen_published_settled(c);
+        MDB_env *env = NULL;
+        MDB_dbi dbis[4];
+        rc = suc_open_generation_env(c, g, 0, &env, err);
+        if (!rc && (rc = open_tables_read(env, dbis, err))) mdb_env_close(env);
+        /* Switched again: the file of `g` was retired before we opened it (SUC_ENOENT), or
+         * between our check and LMDB's open, which then made an empty one (no tables; the next
+         * compaction removes it with the other retired generations). Follow the newer one. */
+        if (rc && suc_gen_published(c) != g) continue;
+        if (rc) break;
+        pthread_mutex_lock(&c->pool_mu);
+        for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+        c->rtxn_count = 0;
+        pthread_mutex_unlock(&c->pool_mu);
+        mdb_env_close(c->env);
+        suc_adopt_env(c, env, g);
+        c->dbi_main = dbis[0], c->dbi_by_time = dbis[1], c->dbi_by_use = dbis[2], c->dbi_meta = dbis[3];
+    }
+    pthread_rwlock_unlock(&c->map_lock);
+    return rc;
+}
+
+/* Creates what a new directory holds, under the creation lock: the layout's directories, the
+ * generation-0 index with its tables, and last the generation file, whose presence tells every
+ * later opener that the directory is complete (concurrent first opens, docs/Capacity.md). */
+
+
+int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    memset(out, 0, sizeof *out);
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    uint64_t v;
+    if (!suc_meta_get(c, txn, "entries", &v)) out->entries = v;
+    if (!suc_meta_get(c, txn, "body_bytes", &v)) out->body_bytes = v;
+    if (!suc_meta_get(c, txn, "stored_bytes", &v)) out->stored_bytes = v;
+    if (!suc_meta_get(c, txn, "record_bytes", &v)) out->record_bytes = v;
+    if (!suc_meta_get(c, txn, "evictions", &v)) out->evictions = v;
+    if (!suc_meta_get(c, txn, "corrupt_purges", &v)) out->corrupt_purges = v;
+    if (!suc_meta_get(c, txn, "stores", &v)) out->stores = v;
+    if (!suc_meta_get(c, txn, "hits", &v)) out->hits = v;
+    if (!suc_meta_get(c, txn, "misses", &v)) out->misses = v;
+    /* This process's counts not yet written are part of the truth too. */
+    out->hits += atomic_load(&c->pending_hits);
+    out->misses += atomic_load(&c->pending_misses);
+    MDB_envinfo info;
+    MDB_stat est;
+    if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {
+        out->map_size = info.me_mapsize;
+        out->map_used = (uint64_t)(info.me_last_pgno + 1) * est.ms_psize;
+        out->readers_used = info.me_numreaders;
+        out->readers_max = info.me_maxreaders;
+    }
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}

@@ -1,6 +1,6 @@
 /*
- * space.c — a full file system is a capacity event, not an outage (docs/Capacity.md, "A full
- * file system").
+ * space.c — a full file system is a capacity event, not an outage (docs/Operating.md, "A full
+ * file system"; docs/Reliability.md §3.8).
  *
  * The cache's own cap (diskCapacity) counts only its bytes; the file system is shared with
  * everything else on it, and fills up whatever the cap says. A store that meets ENOSPC or EDQUOT

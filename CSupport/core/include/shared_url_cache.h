@@ -24,7 +24,14 @@
  *   used in a child after fork()), SUC_EINJECTED (the tests' fault injection only), and what a
  *   failing system or LMDB call maps to (error.c): SUC_EIO, SUC_EPERM, SUC_ENOMEM, SUC_EINDEX,
  *   SUC_EREADERS, SUC_EDISKFULL and SUC_EINDEXFULL (calls that write), and rarely SUC_ENOENT,
- *   SUC_EUNSAFE (ELOOP) or SUC_ECORRUPT (LMDB found a damaged page).
+ *   SUC_EUNSAFE (ELOOP) or SUC_ECORRUPT (LMDB found a damaged page). A call that uses the index
+ *   may first follow a new index generation another process published (docs/Capacity.md), and
+ *   opening that adds SUC_EBUSY (a process holds the generation's lock file past a bounded wait).
+ *
+ *   A function that takes a cache handle returns SUC_EINVAL for a NULL one (suc_put excepted: it
+ *   needs one). Functions that return no result code (the getters, suc_options_init, the *_free,
+ *   *_close and *_abort functions, suc_cache_count_usage) report no failure: what they cannot
+ *   do is left undone (suc_cache_close's last flush included).
  *
  * Threads and processes
  *   A suc_cache handle is safe to use from many threads at once. Any number of processes may
@@ -116,11 +123,12 @@ typedef struct suc_error {
     char message[192]; /* human-readable summary */
 } suc_error;
 
-/* A static description of a SUC_E* code (never NULL; "unknown error" for other values). */
+/* A static description of a SUC_E* code (never NULL; "unknown error" for other values). No
+ * result code. */
 const char *suc_strerror(int code);
 
 /* The name of the Swift CacheError.Code a SUC_E* code surfaces as ("success" for SUC_OK,
- * "unknown" for other values); from SUC_RESULT_CODES. */
+ * "unknown" for other values); from SUC_RESULT_CODES. No result code. */
 const char *suc_error_name(int code);
 
 /* ---- Opening a cache directory --------------------------------------------------------- */
@@ -175,7 +183,7 @@ typedef struct suc_options {
 
 #define SUC_INLINE_NEVER UINT32_MAX
 
-/* Fills `opts` with the defaults described above. */
+/* Fills `opts` with the defaults described above. No result code. */
 void suc_options_init(suc_options *opts);
 
 typedef struct suc_cache suc_cache;
@@ -197,19 +205,24 @@ typedef struct suc_cache suc_cache;
  */
 int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err);
 
-/* Flushes pending last-use updates and releases the handle (NULL is allowed). */
+/* Flushes pending last-use updates and releases the handle (NULL is allowed). No result code:
+ * a flush or sync that fails here is dropped (call suc_cache_flush first to see its result). */
 void suc_cache_close(suc_cache *cache);
 
 /* Writes pending last-use times and usage counters (one write transaction, or none if nothing
- * is pending). Hits never write; this is where their effects reach the index. */
+ * is pending). Hits never write; this is where their effects reach the index. Returns SUC_OK
+ * (also when nothing was pending), or an environment error; after a failure the hit and miss
+ * counts wait for the next write, the last-use times (hints) are dropped. */
 int suc_cache_flush(suc_cache *cache, suc_error *err);
 
 /* SUC_DURABILITY_RELAXED: makes every commit so far durable now (one sync of the index) and
- * clears the directory's unsynced marker; a no-op in the other modes. */
+ * clears the directory's unsynced marker; a no-op in the other modes. Returns SUC_OK, or an
+ * environment error (the sync, or writing the marker). */
 int suc_cache_sync(suc_cache *cache, suc_error *err);
 
 /* 1 when this open found that the machine had restarted while unsynced (relaxed) commits may
- * have existed, and discarded the index of that time (the cache started empty); else 0. */
+ * have existed, and discarded the index of that time (the cache started empty); else 0 (also
+ * for NULL). No result code. */
 int suc_cache_discarded_unsynced_index(const suc_cache *cache);
 
 /* ---- Storing --------------------------------------------------------------------------- */
@@ -266,14 +279,24 @@ int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *e
  * is unlinked after the commit). The writer is consumed whatever the result.
  * `out_version` (may be NULL) receives the record version: a number that changes whenever the
  * entry is replaced, which memory tiers use to validate what they hold.
+ *
+ * Returns SUC_OK; SUC_EINVAL without a key, for a NULL pointer with a length, for
+ * SUC_PUT_SOLE_VARIANT with SUC_PUT_SELECTOR, for SUC_PUT_SELECTOR without a variant, or for
+ * tags that are not each 1 to SUC_TAG_MAX_BYTES without NUL and ended by '\n'; SUC_ETOOLARGE
+ * for a key (with variant and partition), head, selector head, user info or tags over their
+ * limits; SUC_ECAPACITY for an entry larger than the capacity or its partition's quota (the
+ * entry it would have replaced is removed all the same); once the writer has failed, the code
+ * it failed with; or an environment error (SUC_EUNSAFE when the body's fan-out directory is not
+ * a real directory).
  */
 int suc_writer_commit(suc_writer *w, const suc_put_params *params, uint64_t *out_version,
                       suc_error *err);
 
-/* Discards the body (removes its temp file). NULL is allowed. */
+/* Discards the body (removes its temp file). NULL is allowed. No result code. */
 void suc_writer_abort(suc_writer *w);
 
-/* Convenience: begin + append(body) + commit. */
+/* Convenience: begin + append(body) + commit. Returns what those return, and SUC_EINVAL for a
+ * NULL body with a length; a body over max_body_bytes is SUC_ETOOLARGE before any work. */
 int suc_put(suc_cache *cache, const suc_put_params *params, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err);
 
@@ -324,6 +347,7 @@ typedef struct suc_entry suc_entry;
 int suc_get(suc_cache *cache, const void *key, size_t key_len, const void *variant,
             size_t variant_len, uint32_t flags, suc_entry **out, suc_error *err);
 
+/* The entry's view (NULL for a NULL entry), and its release (NULL is allowed). No result code. */
 const suc_entry_view *suc_entry_get_view(const suc_entry *entry);
 void suc_entry_free(suc_entry *entry);
 
@@ -344,6 +368,10 @@ typedef struct suc_body_reader suc_body_reader;
  * A body that fails a check, or whose file is gone, is purged if it is still the version that
  * was read, as suc_get does, and SUC_ENOTFOUND is returned with err->code SUC_ECORRUPT (or
  * SUC_ENOTFOUND for a vanished file): the caller has not produced a byte yet, so it is a miss.
+ *
+ * Returns SUC_OK with *out set; SUC_ENOTFOUND for such a miss, and for a body file of another
+ * release's format (err->code SUC_EVERSION; left alone); SUC_EINVAL without an entry (or with
+ * one whose record no longer decodes); or an environment error.
  */
 int suc_body_reader_open(suc_cache *cache, const suc_entry *entry, suc_body_reader **out,
                          suc_error *err);
@@ -360,7 +388,11 @@ int suc_body_reader_open(suc_cache *cache, const suc_entry *entry, suc_body_read
  * never "ends" normally. Bytes handed out earlier were not yet verified: a consumer that must
  * not act on unverified bytes keeps them until the end (an HTTP relay cannot, and instead fails
  * the response mid-stream). After any failure every later call returns the same code.
- * Injected or real I/O failures are SUC_EIO/…; inflate's memory failure is SUC_ENOMEM.
+ *
+ * Returns SUC_OK (with *out_len 0 once the body has ended); SUC_EINVAL without a reader, or
+ * without `buf` for a non-zero `cap`; SUC_ECORRUPT as above, and for a body file shorter than
+ * its record says or a stream that ends before its recorded length; after a failure, that
+ * failure's code; or an environment error (pread; SUC_ENOMEM from inflate).
  */
 int suc_body_reader_read(suc_body_reader *reader, void *buf, size_t cap, size_t *out_len,
                          suc_error *err);
@@ -371,29 +403,32 @@ int suc_body_reader_read(suc_body_reader *reader, void *buf, size_t cap, size_t 
  * all in between (the offset moves); a compressed one is inflated through the skipped part into
  * a scratch buffer (a deflate stream cannot be entered in the middle), so its Adler-32 is still
  * checked at the end. A raw body's CRC-32 cannot be checked after a skip: such a reader still
- * verifies the file's size at the end, nothing more (as any read that stops early). `count`
- * past the end, or an encoded reader, is SUC_EINVAL; failures are suc_body_reader_read's.
+ * verifies the file's size at the end, nothing more (as any read that stops early). Returns
+ * SUC_OK; SUC_EINVAL without a reader, for an encoded reader, or for `count` past the end;
+ * otherwise what suc_body_reader_read returns.
  */
 int suc_body_reader_skip(suc_body_reader *reader, uint64_t count, suc_error *err);
 
 /* The length of what the reader hands out: the logical body length (from the record), or for
- * an encoded reader the stored stream's length. */
+ * an encoded reader the stored stream's length; 0 for NULL. No result code. */
 uint64_t suc_body_reader_size(const suc_body_reader *reader);
 
 /*
  * Opens the stored zlib stream of a compressed body (not SUC_ENTRY_RAW; else SUC_EINVAL) to be
  * handed out as it is: HTTP's `deflate` content coding, or with a gzip header and trailer
  * `gzip`. The open checks and the file-size check at the end are suc_body_reader_open's; the
- * stream is not inflated, so its checksum is the reader's client's to verify.
+ * stream is not inflated, so its checksum is the reader's client's to verify. Returns what
+ * suc_body_reader_open returns, and SUC_EINVAL for a raw body.
  */
 int suc_body_reader_open_encoded(suc_cache *cache, const suc_entry *entry, suc_body_reader **out,
                                  suc_error *err);
 
-/* The logical body length and its CRC-32 (what a gzip trailer carries), from the record. */
+/* The logical body length and its CRC-32 (what a gzip trailer carries), from the record; 0 for
+ * NULL. No result code. */
 uint64_t suc_body_reader_logical_size(const suc_body_reader *reader);
 uint32_t suc_body_reader_crc32(const suc_body_reader *reader);
 
-/* Releases the reader (NULL is allowed). */
+/* Releases the reader (NULL is allowed). No result code. */
 void suc_body_reader_close(suc_body_reader *reader);
 
 /* The current version of (key, variant). One index read; no body I/O. Returns SUC_OK;
@@ -403,7 +438,9 @@ int suc_get_version(suc_cache *cache, const void *key, size_t key_len, const voi
                     size_t variant_len, uint64_t *out_version, suc_error *err);
 
 /* Lists the variants stored under `key`: calls `fn` once per variant with its bytes and
- * version. Returning non-zero from `fn` stops the walk. */
+ * version. Returning non-zero from `fn` stops the walk. Records that do not decode are skipped.
+ * Returns SUC_OK (also when none is stored, or `fn` stopped the walk); SUC_EINVAL without a key
+ * or `fn`; or an environment error. */
 typedef int (*suc_variant_fn)(void *ctx, const uint8_t *variant, size_t variant_len,
                               uint64_t version);
 int suc_list_variants(suc_cache *cache, const void *key, size_t key_len, suc_variant_fn fn,
@@ -412,14 +449,19 @@ int suc_list_variants(suc_cache *cache, const void *key, size_t key_len, suc_var
 /* ---- Removing -------------------------------------------------------------------------- */
 
 /* Removes (key, variant); with variant == NULL removes every variant of key. Index commit
- * first, then the body files are unlinked. `out_removed` (may be NULL) gets the count. */
+ * first, then the body files are unlinked. `out_removed` (may be NULL) gets the count. Returns
+ * SUC_OK (also when nothing matched: a count of 0); SUC_EINVAL without a key, or for a NULL
+ * variant with a length; or an environment error. */
 int suc_remove(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                size_t variant_len, uint64_t *out_removed, suc_error *err);
 
-/* Removes every entry stored at or after `since_ms`, through the store-time index (no scan). */
+/* Removes every entry stored at or after `since_ms`, through the store-time index (no scan), in
+ * write transactions of at most 1000 entries. Returns SUC_OK, or an environment error; entries
+ * removed by the transactions committed before a failure stay removed (`out_removed` counts
+ * them). */
 int suc_remove_since(suc_cache *cache, int64_t since_ms, uint64_t *out_removed, suc_error *err);
 
-/* Removes every entry. */
+/* Removes every entry, in write transactions of at most 1000. Returns as suc_remove_since. */
 int suc_remove_all(suc_cache *cache, uint64_t *out_removed, suc_error *err);
 
 /* ---- Tags and soft purge (tags.c; docs/Formats.md "Tags and soft purge") --------------- */
@@ -441,6 +483,10 @@ typedef struct suc_purge_report {
  * when `partition` is not NULL. The index keeps a posting per (tag, entry) written in the
  * store's own commit, so this reads the postings of `tag` and those entries' records only,
  * never the rest of the directory; write transactions of at most 1000 entries.
+ *
+ * Returns SUC_OK (also when no entry has the tag); SUC_EINVAL for a tag that is empty, longer
+ * than SUC_TAG_MAX_BYTES or holds a '\n', or for a NULL partition with a length; or an
+ * environment error. What the transactions before a failure did stays done, and `out` counts it.
  */
 int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void *partition,
                   size_t partition_len, uint32_t flags, suc_purge_report *out, suc_error *err);
@@ -453,6 +499,11 @@ int suc_purge_tag(suc_cache *cache, const void *tag, size_t tag_len, const void 
  * postings under the prefix and those keys' records only, in a directory that keeps them
  * (suc_key_order_set). Entries an earlier release stored have no posting: suc_key_order_state
  * says whether every entry has one.
+ *
+ * Returns SUC_OK (also when nothing is under the prefix, or the directory keeps no postings);
+ * SUC_EINVAL without a method, for a NULL pointer with a length, or for a partition, method or
+ * prefix over 1 MiB; or an environment error; as suc_purge_tag, what the transactions before a
+ * failure did stays done.
  */
 int suc_purge_url_prefix(suc_cache *cache, const void *partition, size_t partition_len, const void *method,
                          size_t method_len, const void *url_prefix, size_t url_prefix_len, uint32_t flags,
@@ -460,16 +511,19 @@ int suc_purge_url_prefix(suc_cache *cache, const void *partition, size_t partiti
 
 /* Starts (keep = 1: builds the postings by one walk of the index, in one transaction) or stops
  * (keep = 0: drops them) keeping key-order postings in this directory; every process obeys it
- * from its next store. They cost one index key per stored URL (docs/Formats.md). */
+ * from its next store. They cost one index key per stored URL (docs/Formats.md). Returns
+ * SUC_OK, or an environment error (nothing changed). */
 int suc_key_order_set(suc_cache *cache, int keep, suc_error *err);
 
 /* Whether the directory keeps key-order postings, and whether every entry's key has its posting
  * (0 when an earlier release stored or removed entries since they were built: verify --fix
- * builds them again). */
+ * builds them again). Returns SUC_OK, or an environment error (both outputs 0). */
 int suc_key_order_state(suc_cache *cache, int *out_kept, int *out_complete, suc_error *err);
 
 /* Marks (key, variant), or with variant == NULL every variant of key, stale (see
- * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. */
+ * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. Returns as
+ * suc_remove: SUC_OK (also when nothing was marked); SUC_EINVAL without a key, or for a NULL
+ * variant with a length; or an environment error. */
 int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                    size_t variant_len, uint64_t *out_marked, suc_error *err);
 
@@ -490,18 +544,24 @@ int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void
 /* Takes the lease of `name`, or says who has it (never waits). With `unless_finished_since_ms`
  * >= 0, a lease whose last owner released it normally at or after that time is not taken
  * (SUC_LEASE_FINISHED): the caller decided to fetch from a view of the cache older than what
- * that owner stored, and should look again. -1 takes a free lease whatever its history. */
+ * that owner stored, and should look again. -1 takes a free lease whatever its history.
+ * Returns SUC_OK with *out_state set (a lease another process holds is SUC_OK with
+ * SUC_LEASE_HELD); SUC_EINVAL without a name; or an environment error from opening the `leases`
+ * file or locking in it (never an LMDB code: a lease does not touch the index). */
 int suc_lease_try(suc_cache *cache, const void *name, size_t name_len, int64_t unless_finished_since_ms,
                   int *out_state, suc_error *err);
 
 /* Whether another process holds the lease of `name` now (SUC_LEASE_HELD or SUC_LEASE_FREE), and,
  * when free, whether its last owner released it normally at or after `since_ms` (1) or not
- * (0: it died, or released long ago, or a release of another name shares the note slot). */
+ * (0: it died, or released long ago, or a release of another name shares the note slot).
+ * Returns as suc_lease_try. */
 int suc_lease_state(suc_cache *cache, const void *name, size_t name_len, int64_t since_ms, int *out_state,
                     int *out_released, suc_error *err);
 
 /* Releases the lease of `name`, first noting that its owner finished normally (what waiting
- * processes read to tell a finished owner from a dead one). */
+ * processes read to tell a finished owner from a dead one). Returns SUC_OK (also when the note
+ * could not be written: waiters then take the lease over, still correct); SUC_EINVAL without a
+ * name; or an environment error from opening the `leases` file or unlocking. */
 int suc_lease_release(suc_cache *cache, const void *name, size_t name_len, suc_error *err);
 
 /* ---- Partitions: counters and quotas (partitions.c, quota.c; docs/Capacity.md) --------- */
@@ -523,7 +583,8 @@ typedef struct suc_partition_info {
  * walk over the entries: O(partitions)); `fn` must not call into the cache; non-zero stops.
  * `out_exact` (may be NULL) is 0 when the partitions' sums differ from the directory's counters:
  * a process of an earlier release (which keeps no partition counters) stored or removed entries
- * since they were counted; `suc_verify` with SUC_VERIFY_FIX counts them again. */
+ * since they were counted; `suc_verify` with SUC_VERIFY_FIX counts them again. Returns SUC_OK
+ * (also when `fn` stopped); SUC_EINVAL without `fn`; or an environment error. */
 typedef int (*suc_partition_fn)(void *ctx, const suc_partition_info *info);
 int suc_partitions_list(suc_cache *cache, suc_partition_fn fn, void *ctx, int *out_exact, suc_error *err);
 
@@ -542,9 +603,14 @@ typedef struct suc_quota_report {
  * its quota first evicts that partition's own least recently used entries in its commit (never
  * another partition's); an entry larger than the quota is refused with SUC_ECAPACITY. Setting
  * one walks the entries once (write transactions of 1000) to build the partition's last-use
- * order, then evicts down to the quota. SUC_ENOTFOUND for a partition without entries (unless
+ * order, then evicts down to the quota.
+ *
+ * Returns SUC_OK; SUC_ENOTFOUND for a partition without entries (unless
  * SUC_QUOTA_NEW_PARTITION); SUC_EVERSION while a process of an earlier release, which would
- * neither obey the quota nor keep the counters, has the directory open.
+ * neither obey the quota nor keep the counters, has the directory open; SUC_EINVAL for a NULL
+ * partition with a length or a quota over INT64_MAX; or an environment error. The quota is
+ * committed first: a failure in the walk or the eviction after it leaves the quota set, and
+ * `out` says how far they got.
  */
 int suc_partition_set_quota(suc_cache *cache, const void *partition, size_t partition_len, uint64_t max_bytes,
                             uint32_t flags, suc_quota_report *out, suc_error *err);
@@ -567,12 +633,14 @@ typedef struct suc_stats {
     uint64_t misses;          /* lookups not answered, ever, likewise */
 } suc_stats;
 
-/* Counters, kept exact in the same transaction as every change. */
+/* Counters, kept exact in the same transaction as every change. Returns SUC_OK, or an
+ * environment error (one read transaction). */
 int suc_cache_stats(suc_cache *cache, suc_stats *out, suc_error *err);
 
 /* Adds to the shared hit and miss counters. Lookups must not write, so the counts wait in this
  * process (atomically) and reach the index with its next write or suc_cache_flush(); what a
- * process that crashes has not yet written is lost (they are statistics, not data). */
+ * process that crashes has not yet written is lost (they are statistics, not data). No result
+ * code; ignored for NULL and in a child after fork(). */
 void suc_cache_count_usage(suc_cache *cache, uint64_t hits, uint64_t misses);
 
 /* ---- Disk usage ----------------------------------------------------------------------- */
@@ -597,6 +665,8 @@ typedef struct suc_disk_usage {
  * as the last measurement in this process found them). */
 #define SUC_USAGE_MEASURE 0x1u
 
+/* Returns SUC_OK; SUC_EINVAL without `out`; or an environment error (reading the counters; a
+ * file that cannot be listed or stat'ed during a walk is left out, not a failure). */
 int suc_cache_disk_usage(suc_cache *cache, uint32_t flags, suc_disk_usage *out, suc_error *err);
 
 /* ---- Maintenance (compaction, verification, listing) ----------------------------------- */
@@ -604,7 +674,9 @@ int suc_cache_disk_usage(suc_cache *cache, uint32_t flags, suc_disk_usage *out, 
 /* Walks every entry in index order, in read transactions of at most `batch` entries (so no
  * reader pins old pages for long); `fn` runs outside any transaction with the record only (no
  * body; body == NULL). Entries whose record is unreadable are counted in `out_unreadable` and
- * skipped. Returning non-zero from `fn` stops the walk. */
+ * skipped. Returning non-zero from `fn` stops the walk. Returns SUC_OK (also when `fn` stopped
+ * the walk); SUC_EINVAL without `fn`; or an environment error, which ends the walk after the
+ * batches `fn` has seen. */
 typedef int (*suc_scan_fn)(void *ctx, const suc_entry_view *view);
 int suc_scan(suc_cache *cache, uint32_t batch, suc_scan_fn fn, void *ctx, uint64_t *out_unreadable,
              suc_error *err);
@@ -661,6 +733,12 @@ typedef struct suc_compact_report {
  * Orphans — body files no record refers to, temp files of crashed writers — are removed only
  * when older than `grace_ms`, so an in-flight store is never touched. An advisory lock on
  * DIR/compact.lock keeps two compactions from overlapping (SUC_EBUSY, or wait).
+ *
+ * Returns SUC_OK; SUC_EINVAL without params or report; SUC_EBUSY when another compaction holds
+ * the lock and `wait_for_lock` is 0; or an environment error (what was evicted before it stays
+ * evicted). A rewrite that cannot run is not a failure: the report says so
+ * (index_rewrite_deferred when an earlier release holds index.lmdb,
+ * index_rewrite_skipped_for_space when the file system has no room for the copy).
  */
 int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_report *out,
                 suc_error *err);
@@ -670,6 +748,11 @@ int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_
  * stands between the directory and its target): every process switches to it at its next
  * operation; stores wait for the copy, lookups never do. Takes the compaction lock (SUC_EBUSY
  * unless `wait_for_lock`). `out_entries` (may be NULL) gets the entries copied.
+ *
+ * Returns SUC_OK; SUC_EBUSY when another compaction holds the lock (without `wait_for_lock`), or
+ * while a process of a release before index generations may use index.lmdb (also when
+ * /proc/locks cannot tell); or an environment error (SUC_EDISKFULL when the file system has no
+ * room for the copy).
  */
 int suc_rewrite_index(suc_cache *cache, int wait_for_lock, uint64_t *out_entries, suc_error *err);
 
@@ -699,7 +782,9 @@ typedef struct suc_verify_report {
 #define SUC_VERIFY_BODIES 0x2u   /* read and check every body (slow), not only sizes and headers */
 #define SUC_VERIFY_REBUILD 0x4u  /* restore records from body files whose record is missing */
 
-/* Checks the index against the body files both ways (cacache verify, diskcache check(fix:)). */
+/* Checks the index against the body files both ways (cacache verify, diskcache check(fix:)).
+ * Returns SUC_OK whatever damage it found (the report counts it, and with SUC_VERIFY_FIX what
+ * was repaired); SUC_EINVAL without a report; or an environment error. */
 int suc_verify(suc_cache *cache, uint32_t flags, suc_verify_report *out, suc_error *err);
 
 #ifdef __cplusplus

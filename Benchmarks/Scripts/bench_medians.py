@@ -2,8 +2,9 @@
 """Medians over several `urlcache bench --json` runs (one file per run, one JSON row per line).
 
 For every row (implementation, op, size, entries, procs, threads): the median of ops/s, p50,
-p99, peak and anonymous resident memory. Then the ratios the issue's targets are stated in,
-each taken within one run and then the median over the runs (lookup and store rows):
+p99, peak and anonymous resident memory. Then the ratios the targets of Benchmarks/RESULTS.md
+("Targets") are stated in, each taken within one run and then the median over the runs (lookup
+and store rows):
   ours ÷ raw limit      same op, size, entries, procs (our threads may differ: group commit)
   P procs ÷ 1 proc      same implementation, op, size, entries (aggregate ops/s)
   N entries ÷ smallest  same implementation, op, size, procs

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SharedCache and CacheStore beside python-diskcache on the same workload (issue 18).
+"""SharedCache and CacheStore beside python-diskcache on the same workload (Benchmarks/README.md).
 
 For each size and repetition, on fresh directories, interleaved: `urlcache bench-ops` with
 shared-cache (memoryCapacity 0), shared-cache-memory (warm memory tier) and cache-store, then

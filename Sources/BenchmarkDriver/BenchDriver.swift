@@ -216,8 +216,8 @@ package struct BenchDriver: Sendable {
     }
 
     /// Ratios within each implementation: aggregate lookup throughput of P processes ÷ one
-    /// process (the target: 2 processes ≥ 1.8×), and lookup throughput at each entry
-    /// count ÷ the smallest (target: 1M entries ≥ 0.7× 10k).
+    /// process (the target in Benchmarks/RESULTS.md, "Targets": 2 processes ≥ 1.8×), and lookup
+    /// throughput at each entry count ÷ the smallest (target: 1M entries ≥ 0.7× 10k).
     static func scaling(_ rows: [Row]) -> [String] {
         var lines: [String] = []
         let lookups = rows.filter { $0.op == "lookup" }

@@ -18,14 +18,18 @@ final class ProxyProcess: Sendable {
     }
 
     /// Starts `urlcache proxy` in front of `upstream` (none when empty: `--forward` among the
-    /// arguments) with `arguments` added, and waits until it listens.
-    static func start(upstream: String, _ arguments: [String] = []) async throws -> ProxyProcess {
+    /// arguments) with `arguments` added, and waits until it listens. Its cache directory is
+    /// `cacheDirectory`, or one in a temporary directory of its own.
+    static func start(upstream: String, _ arguments: [String] = [], cacheDirectory: String? = nil) async throws
+        -> ProxyProcess
+    {
         signal(SIGPIPE, SIG_IGN)
         let directory = TemporaryDirectory(prefix: "suc-proxy-process")
         let child = try ChildProcess(
             ChildProcess.builtExecutable("urlcache"),
             [
-                "proxy", directory.root + "/cache", "--listen", "127.0.0.1:0", "--threads", "1", "--x-cache-status",
+                "proxy", cacheDirectory ?? directory.root + "/cache", "--listen", "127.0.0.1:0", "--threads", "1",
+                "--x-cache-status",
                 "--no-access-log",
             ] + (upstream.isEmpty ? [] : ["--upstream", upstream]) + arguments)
         let port = try await runBlocking { () -> Int? in

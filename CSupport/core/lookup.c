@@ -175,6 +175,8 @@ int suc_list_variants(suc_cache *c, const void *key, size_t key_len, suc_variant
         items[n].version = r.version;
         n++;
     }
+    /* A walk that stopped on an error, not at the end of the key's variants, is not a list. */
+    if (!rc && mrc != 0 && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_cursor_get(variants)", mrc);
     if (cur) mdb_cursor_close(cur);
     suc_rtxn_end(c, txn);
     for (size_t i = 0; i < n; i++) {

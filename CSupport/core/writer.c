@@ -476,6 +476,7 @@ static int writer_put_whole(suc_writer *w, const uint8_t *body, size_t len, int 
 
 int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err) {
+    if (!c) return suc_fail(err, SUC_EINVAL, "suc_cache", 0, 0, "NULL cache handle");
     if (body_len && !body) return suc_fail(err, SUC_EINVAL, "suc_put", 0, 0, "NULL body with a length");
     /* Before any work: a body over the limit is refused whole, whichever path would store it. */
     if (body_len > c->opts.max_body_bytes)

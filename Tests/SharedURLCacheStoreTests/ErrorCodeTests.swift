@@ -39,6 +39,14 @@ import TestProcess
         #expect(CacheError.Code(core: next) == CacheError.Code("core(\(next))"))
     }
 
+    @Test("a NULL cache handle is SUC_EINVAL for a store as for every other call, never a crash")
+    func nullHandle() {
+        var error = suc_error()
+        let body: [UInt8] = [1, 2, 3]
+        #expect(suc_put(nil, nil, body, body.count, nil, &error) == SUC_EINVAL)
+        #expect(suc_cache_flush(nil, &error) == SUC_EINVAL)
+    }
+
     @Test("a failure carries the table's description when the core gave no message")
     func description() {
         let error = CacheError(core: SUC_EBUSY, suc_error())

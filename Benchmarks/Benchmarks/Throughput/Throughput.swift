@@ -310,6 +310,7 @@ let benchmarks: @Sendable () -> Void = {
         for impl in [Impl.ours, .foundation, .raw, .rawInline] { registerRemove(impl, size) }
         for impl in [Impl.ours, .foundation] { registerRemoveSince(impl, size) }
     }
-    // The lookup-hit target is at 100k entries (1 KiB bodies: ~25 s to populate once).
+    // The lookup-hit target (Benchmarks/RESULTS.md, "Targets") is at 100k entries (1 KiB bodies: ~25 s to
+    // populate once).
     for impl in [Impl.store, .ours, .raw, .rawInline] { registerLookupHit(impl, .k1, entries: bigEntries) }
 }

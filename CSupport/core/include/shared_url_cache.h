@@ -28,8 +28,7 @@
  *   may first follow a new index generation another process published (docs/Capacity.md), and
  *   opening that adds SUC_EBUSY (a process holds the generation's lock file past a bounded wait).
  *
- *   A function that takes a cache handle returns SUC_EINVAL for a NULL one (suc_put excepted: it
- *   needs one). Functions that return no result code (the getters, suc_options_init, the *_free,
+ *   A function that takes a cache handle returns SUC_EINVAL for a NULL one. Functions that return no result code (the getters, suc_options_init, the *_free,
  *   *_close and *_abort functions, suc_cache_count_usage) report no failure: what they cannot
  *   do is left undone (suc_cache_close's last flush included).
  *

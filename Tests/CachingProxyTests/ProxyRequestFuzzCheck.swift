@@ -80,7 +80,8 @@ public enum ProxyRequestFuzzCheck {
 
     // MARK: The input
 
-    /// Runs `data` as the bytes a client sent on one connection, then closes it.
+    /// Runs `data` as the bytes a client sent on one connection, then closes it. One input at a
+    /// time: the stand-in origin is shared by the process.
     public static func check(_ data: [UInt8]) async {
         let fixture = setUp()
         let n = inputs.add(1, ordering: .relaxed).newValue

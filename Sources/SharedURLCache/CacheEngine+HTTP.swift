@@ -95,35 +95,21 @@ extension CacheEngine {
                 requestHadAuthorization: stored.requestHadAuthorization))
     }
 
-    /// Stores an exchange; `false` when it was refused (counted and logged).
+    /// Stores an exchange whose body is in memory; `false` when it was refused (counted and
+    /// logged). `now` is the flow's clock.
     @discardableResult
     func httpStore(
         url: String, requestFields: HTTPFields, stored: StoredResponse, body: Data,
-        policy: URLCache.StoragePolicy, userInfo: [UInt8]
+        policy: URLCache.StoragePolicy, userInfo: [UInt8], now: Date
     ) -> Bool {
         if policy == .notAllowed { return false }
-        guard case .success(let key) = httpKey(url: url) else { return false }
-        let vary = stored.vary
-        if vary.isWildcard || vary.hasInvalidName {
-            refuse(vary.isWildcard ? .varyWildcard : .invalidVary, url: URL(string: url))
-            return false
-        }
-        let head = Self.responseHead(url: url, stored: stored, bodyBytes: body.count)
-        let prepared = PreparedStore(
-            key: key,
-            variant: vary.isEmpty ? [] : VaryKey(vary: vary, requestFields: requestFields).encoded,
-            vary: vary.isEmpty ? nil : vary,
-            entry: CacheEntry(
-                head: head, body: body, userInfo: userInfo, storedAt: Self.storeTime(),
-                inMemoryOnly: policy == .allowedInMemoryOnly),
-            headBytes: head.encoded())
-        guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            refuse(
-                .entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes),
-                url: URL(string: url))
-            return false
-        }
-        return commit(prepared)
+        guard case .success(let key) = httpKey(url: url),
+            let plan = storePlan(
+                key: key, url: url, vary: stored.vary, requestFields: requestFields, userInfo: userInfo,
+                inMemoryOnly: policy == .allowedInMemoryOnly, now: now, bodyBytes: body.count,
+                head: { _ in Self.responseHead(url: url, stored: stored, bodyBytes: body.count) })
+        else { return false }
+        return commit(plan, .whole(body)).isStored
     }
 
     /// Removes every variant stored for the GET of `url` (RFC 9111 §4.4 invalidation).

@@ -27,10 +27,10 @@ enum LookupCounting {
 enum BodyDelivery {
     /// Read whole (the URLCache API, buffered flows).
     case whole
-    /// Read whole up to ``CacheEngine/streamedHitBytes``; a larger one as a reader of the store,
+    /// Read whole up to ``BodyThresholds/wholeBodyBytes``; a larger one as a reader of the store,
     /// opened in the lookup so the decision and the bytes are of one version.
     case streamingLarge
-    /// As `streamingLarge`, but a compressed body above ``CacheEngine/passthroughMinimumBytes``
+    /// As `streamingLarge`, but a compressed body above ``BodyThresholds/passthroughMinimumBytes``
     /// also stays in the store, so that it can be sent as its stored stream (compressed
     /// passthrough) without being inflated at all.
     case streamingCompressed
@@ -183,7 +183,8 @@ extension CacheEngine {
                 else { return nil }
                 let reader = found.extra
                 let passthrough = delivery == .streamingCompressed && found.record.isCompressed
-                guard reader.size > (passthrough ? Self.passthroughMinimumBytes : Self.streamedHitBytes) else {
+                let wholeUpTo = passthrough ? BodyThresholds.passthroughMinimumBytes : BodyThresholds.wholeBodyBytes
+                guard reader.size > wholeUpTo else {
                     guard let body = readWhole(reader) else { return nil }
                     return remembered(found, head: head, body: body)
                 }

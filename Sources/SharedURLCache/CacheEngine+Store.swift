@@ -7,25 +7,28 @@ import HTTPCacheSemantics
 import HTTPTypes
 import SharedURLCacheStore
 
-/// A response ready to store: keys computed, head and userInfo encoded. Sendable, so the disk
-/// work can run on another thread.
-struct PreparedStore: Sendable {
-    var key: [UInt8]
-    /// The variant: empty without `Vary`, `VaryKey(...).encoded` with it.
-    var variant: [UInt8]
-    /// The response's `Vary`, when it names fields.
-    var vary: VaryFields?
-    var entry: CacheEntry
-    var headBytes: [UInt8]
+/// A body for ``CacheEngine/commit(_:_:)``: whole in memory, or streamed into a writer whose
+/// last chunk has been written.
+enum BodyToStore: ~Copyable {
+    case whole(Data)
+    /// `bytes` were written; `small` is the body again when the sink kept it for the memory tier.
+    case streamed(BodyWriter, bytes: Int, small: Data?)
+}
 
-    /// Body + head + userInfo, the figure ``SharedCacheConfiguration/maximumEntrySizeBytes`` bounds.
-    var entrySize: Int { entry.body.count + headBytes.count + entry.userInfo.count }
+/// What a commit did.
+enum StoreCommit {
+    /// Nothing was stored (counted and logged).
+    case refused
+    /// An entry holds the response: on disk as `version`, or in the memory tier only (nil).
+    case stored(version: UInt64?)
+
+    var isStored: Bool { if case .stored = self { true } else { false } }
 }
 
 extension CacheEngine {
-    /// Turns a `CachedURLResponse` into a ``PreparedStore``; `nil` when it is not to be stored
-    /// (`.notAllowed`, or refused: counted and logged).
-    func prepare(_ cached: CachedURLResponse, for request: URLRequest) -> PreparedStore? {
+    /// The URLCache store's plan for a `CachedURLResponse` (``storePlan(key:url:vary:requestFields:userInfo:inMemoryOnly:now:bodyBytes:head:)``);
+    /// `nil` when it is not to be stored (`.notAllowed`, or refused: counted and logged).
+    func storePlan(_ cached: CachedURLResponse, for request: URLRequest) -> StorePlan? {
         let inMemoryOnly: Bool
         switch cached.storagePolicy {
         case .allowed: inMemoryOnly = false
@@ -42,91 +45,114 @@ extension CacheEngine {
         }
         let response = cached.response
         let url = response.url?.absoluteString ?? request.url?.absoluteString ?? ""
-        var head: ResponseHead
-        var variant: [UInt8] = []
-        var vary: VaryFields?
-        if let http = response as? HTTPURLResponse {
-            let pairs = http.allHeaderFields
-                .compactMap { name, value -> ResponseHead.HeaderPair? in
-                    guard let name = name as? String, let value = value as? String else { return nil }
-                    return .init(name: name, value: value)
-                }
-                .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
-            let responseFields = HTTPFields(pairs: pairs.map { (key: $0.name, value: $0.value) })
-            let parsed = VaryFields(responseFields: responseFields)
-            if parsed.isWildcard || parsed.hasInvalidName {
-                refuse(parsed.isWildcard ? .varyWildcard : .invalidVary, url: request.url)
-                return nil
-            }
-            let requestFields = HTTPFields(pairs: request.allHTTPHeaderFields ?? [:])
-            var selecting: [ResponseHead.HeaderPair] = []
-            if !parsed.isEmpty {
-                vary = parsed
-                variant = VaryKey(vary: parsed, requestFields: requestFields).encoded
-                selecting = VaryKey.selectingFields(vary: parsed, requestFields: requestFields)
-                    .map { .init(name: $0.name.canonicalName, value: $0.value) }
-            }
-            head = ResponseHead(
-                kind: .http, statusCode: http.statusCode, expectedContentLength: http.expectedContentLength,
-                url: url, mimeType: nil, textEncodingName: nil, headerFields: pairs, varyRequestFields: selecting)
-        } else {
-            head = ResponseHead(
-                kind: .plain, statusCode: 0, expectedContentLength: response.expectedContentLength,
-                url: url, mimeType: response.mimeType, textEncodingName: response.textEncodingName,
-                headerFields: [], varyRequestFields: [])
-        }
         guard let userInfo = UserInfoCodec.encode(cached.userInfo) else {
             refuse(.userInfoNotPropertyList, url: request.url)
             return nil
         }
-        let prepared = PreparedStore(
-            key: key, variant: variant, vary: vary,
-            entry: CacheEntry(
-                head: head, body: cached.data, userInfo: userInfo, storedAt: Self.storeTime(),
-                inMemoryOnly: inMemoryOnly),
-            headBytes: head.encoded())
-        guard prepared.entrySize <= configuration.maximumEntrySizeBytes else {
-            refuse(
-                .entryTooLarge(bytes: prepared.entrySize, limit: configuration.maximumEntrySizeBytes), url: request.url)
-            return nil
-        }
-        return prepared
-    }
-
-    /// Writes a prepared entry: to disk for `.allowed` (when the disk tier is on), then into
-    /// the memory tier with the version written (or as memory-only). A full disk tier evicts
-    /// older entries to make room; what the disk refuses is not kept at all
-    /// (``dropRefused(key:_:url:)``).
-    /// - Returns: whether an entry now holds it (on disk, or in the memory tier for an entry
-    ///   kept in memory only); false when the store refused it.
-    @discardableResult
-    func commit(_ prepared: PreparedStore) -> Bool {
-        var entry = prepared.entry
-        var version: UInt64?
-        if !entry.inMemoryOnly {
-            let capacity = storeCapacity
-            if let store, capacity > 0 {
-                do {
-                    version = try write(prepared, to: store, capacity: capacity)
-                } catch {
-                    dropRefused(key: prepared.key, error, url: URL(string: entry.head.url))
-                    return false
-                }
-            } else {
-                // No disk tier: the entry serves this process only, as URLCache does with a
-                // zero disk capacity.
-                entry.inMemoryOnly = true
+        let now = configuration.now()
+        guard let http = response as? HTTPURLResponse else {
+            return storePlan(
+                key: key, url: url, vary: VaryFields(responseFields: HTTPFields()), requestFields: HTTPFields(),
+                userInfo: userInfo, inMemoryOnly: inMemoryOnly, now: now, bodyBytes: cached.data.count
+            ) { _ in
+                ResponseHead(
+                    kind: .plain, statusCode: 0, expectedContentLength: response.expectedContentLength,
+                    url: url, mimeType: response.mimeType, textEncodingName: response.textEncodingName,
+                    headerFields: [], varyRequestFields: [])
             }
         }
-        let memoryKey = MemoryKey(key: prepared.key, variant: prepared.variant)
-        let (kept, evicted) = memory.withLock { tier -> (Bool, Int) in
-            guard tier.capacity > 0 else { return (false, 0) }
-            let evicted = tier.insert(.init(entry: entry, version: version), at: memoryKey, vary: prepared.vary)
-            return (entry.memoryCost <= tier.capacity, evicted)
+        let pairs = http.allHeaderFields
+            .compactMap { name, value -> ResponseHead.HeaderPair? in
+                guard let name = name as? String, let value = value as? String else { return nil }
+                return .init(name: name, value: value)
+            }
+            .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
+        let vary = VaryFields(responseFields: HTTPFields(pairs: pairs.map { (key: $0.name, value: $0.value) }))
+        let requestFields = HTTPFields(pairs: request.allHTTPHeaderFields ?? [:])
+        return storePlan(
+            key: key, url: url, vary: vary, requestFields: requestFields, userInfo: userInfo,
+            inMemoryOnly: inMemoryOnly, now: now, bodyBytes: cached.data.count
+        ) { vary in
+            let selecting = vary.map {
+                VaryKey.selectingFields(vary: $0, requestFields: requestFields)
+                    .map { ResponseHead.HeaderPair(name: $0.name.canonicalName, value: $0.value) }
+            }
+            return ResponseHead(
+                kind: .http, statusCode: http.statusCode, expectedContentLength: http.expectedContentLength,
+                url: url, mimeType: nil, textEncodingName: nil, headerFields: pairs,
+                varyRequestFields: selecting ?? [])
         }
-        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
-        if version != nil || kept { counters.stores.add(1, ordering: .relaxed) }
-        return version != nil || kept
+    }
+
+    /// Commits a plan, the one way every store path writes: to disk (one index commit with the
+    /// `Vary` bookkeeping, evicting to the disk capacity), then into the memory tier with the
+    /// version written. A whole body is written at once, unless the plan or a cache without a
+    /// disk tier keeps it in memory only; a streamed body is published from its writer, and kept
+    /// in the memory tier when the sink kept a copy (``BodyThresholds/wholeBodyBytes``). What the
+    /// disk refuses leaves nothing of the key behind (``dropRefused(key:_:url:)``).
+    @discardableResult
+    func commit(_ plan: StorePlan, _ body: consuming BodyToStore) -> StoreCommit {
+        let capacity = storeCapacity
+        switch consume body {
+        case .whole(let data):
+            var inMemoryOnly = plan.inMemoryOnly
+            var version: UInt64?
+            if !inMemoryOnly {
+                if let store, capacity > 0 {
+                    do {
+                        version = try store.store(
+                            descriptor(plan, head: plan.headBytes), body: Array(data), capacityBytes: capacity)
+                    } catch {
+                        dropRefused(key: plan.key, error, url: URL(string: plan.head.url))
+                        return .refused
+                    }
+                } else {
+                    // No disk tier: the entry serves this process only, as URLCache does with a
+                    // zero disk capacity.
+                    inMemoryOnly = true
+                }
+            }
+            let entry = CacheEntry(
+                head: plan.head, body: data, userInfo: plan.userInfo, storedAt: plan.storedAt,
+                inMemoryOnly: inMemoryOnly)
+            let (kept, evicted) = memory.withLock { tier -> (Bool, Int) in
+                guard tier.capacity > 0 else { return (false, 0) }
+                let evicted = tier.insert(.init(entry: entry, version: version), at: plan.memoryKey, vary: plan.vary)
+                return (entry.memoryCost <= tier.capacity, evicted)
+            }
+            if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+            guard version != nil || kept else { return .refused }
+            counters.stores.add(1, ordering: .relaxed)
+            return .stored(version: version)
+        case .streamed(let writer, let bytes, let small):
+            var head = plan.head
+            head.expectedContentLength = Int64(bytes)
+            let version: UInt64
+            do {
+                version = try writer.commit(descriptor(plan, head: head.encoded()), capacityBytes: capacity)
+            } catch {
+                dropRefused(key: plan.key, error, url: URL(string: head.url))
+                return .refused
+            }
+            counters.stores.add(1, ordering: .relaxed)
+            if let small, small.count == bytes {
+                let entry = CacheEntry(
+                    head: head, body: small, userInfo: plan.userInfo, storedAt: plan.storedAt, inMemoryOnly: false)
+                remember(entry, at: plan.memoryKey, version: version, vary: plan.vary)
+            } else {
+                // What the tier holds for this key is an older version now: drop it at once.
+                memory.withLock { $0.removeAll(key: plan.key) }
+            }
+            return .stored(version: version)
+        }
+    }
+
+    /// The index record a plan commits; `head` is the plan's head encoded with the body's length.
+    private func descriptor(_ plan: StorePlan, head: [UInt8]) -> RecordDescriptor {
+        RecordDescriptor(
+            key: plan.key, variant: plan.variant, partition: plan.partition, head: head, userInfo: plan.userInfo,
+            storedAt: plan.storedAt, appFlags: RecordKind.response.rawValue,
+            otherVariants: Self.otherVariants(for: plan.vary), tags: plan.tags)
     }
 
     /// The cap each disk store evicts to: ``diskCapacity``, or the directory's hard cap
@@ -153,24 +179,6 @@ extension CacheEngine {
         memory.withLock { $0.removeAll(key: key) }
     }
 
-    /// The disk write: one commit (``otherVariants(for:)``). `capacity` is the disk capacity
-    /// the store evicts to.
-    private func write(_ prepared: PreparedStore, to store: CacheStore, capacity: Int) throws(CacheError) -> UInt64 {
-        let descriptor = RecordDescriptor(
-            key: prepared.key, variant: prepared.variant, partition: Array(configuration.partition.utf8),
-            head: prepared.headBytes, userInfo: prepared.entry.userInfo, storedAt: prepared.entry.storedAt,
-            appFlags: RecordKind.response.rawValue, otherVariants: Self.otherVariants(for: prepared.vary),
-            tags: tags(of: prepared.entry.head))
-        return try store.store(descriptor, body: Array(prepared.entry.body), capacityBytes: capacity)
-    }
-
-    /// The tags a response is stored with: the values of the configured tag fields
-    /// (``SharedCacheConfiguration/tagFieldNames``).
-    func tags(of head: ResponseHead) -> [String] {
-        CacheTags.tags(
-            in: head.headerFields.lazy.map { (name: $0.name, value: $0.value) }, names: configuration.tagFieldNames)
-    }
-
     /// What a response's store does to the key's other variants, in its own commit. Without
     /// `Vary`: it is the key's only entry, so no process's memory tier can still validate a
     /// variant of an earlier `Vary` response. With `Vary`: the vary spec goes to the empty
@@ -181,12 +189,6 @@ extension CacheEngine {
         return .selectedBy(
             head: VarySpec(names: vary.names.map(\.canonicalName)).encoded(),
             appFlags: RecordKind.varySpec.rawValue)
-    }
-
-    /// Store times are kept to the millisecond, as the index keeps them, so that
-    /// `removeCachedResponses(since:)` treats memory and disk alike.
-    static func storeTime() -> Date {
-        Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
     /// Counts and logs a response that is not stored.

@@ -6,9 +6,10 @@ import Synchronization
 
 /// The cache behind both public faces: ``SharedCache`` (URLCache's members) and
 /// ``HTTPCachingFlow`` (RFC 9111). It owns the memory tier and the store handle and has one
-/// lookup (``find(_:delivery:counting:)``, CacheEngine+Lookup.swift) and one store path
-/// (``commit(_:)`` and ``commitStreamed(_:writer:bodyBytes:small:)``, each one index commit with
-/// its `Vary` bookkeeping, CacheEngine+Store.swift and CacheEngine+Streaming.swift).
+/// lookup (``find(_:delivery:counting:)``, CacheEngine+Lookup.swift) and one store path: every
+/// store builds a ``StorePlan`` (StorePlan.swift, where it is validated) and hands it to
+/// ``commit(_:_:)`` with its body, whole or streamed: one index commit with its `Vary`
+/// bookkeeping (CacheEngine+Store.swift).
 ///
 /// How a hit travels: `SharedCache.cachedResponse(for:)` → ``lookupKey(for:)`` (the key, memoised
 /// per URL once a store wrote it or a lookup found it) → ``find(_:delivery:counting:)``: the

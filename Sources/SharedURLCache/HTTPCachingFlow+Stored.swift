@@ -4,9 +4,10 @@ import HTTPTypes
 
 extension HTTPCachingFlow {
     /// The answer the cache alone gives `request` right now: a fresh stored response (or one the
-    /// request accepts stale, `max-stale`), whose body is in memory (the memory tier, or a stored
-    /// body of at most 256 KiB, unless compressed passthrough will send it as stored), under the protocol cache policy — with `Age`, and as a 304 when
-    /// the client's own validators match (RFC 9111 §4.3.2). `nil` when anything else would
+    /// request accepts stale, `max-stale`), whose body is in memory (the memory tier, or a
+    /// stored body small enough that a lookup reads it whole, unless compressed passthrough will
+    /// send it as stored), under the protocol cache policy — with `Age`, and as a 304 when the
+    /// client's own validators match (RFC 9111 §4.3.2). `nil` when anything else would
     /// happen (a miss, a revalidation, stale-while-revalidate, a large body): then call
     /// ``streamingResponse(for:body:policy:maximumStoredBodyBytes:fetch:)``, which looks up again
     /// and does the rest. Nothing is counted for a `nil`, so that second lookup counts once.

@@ -117,7 +117,7 @@ extension HTTPCachingFlow {
             final.headerFields = HopByHopFields.removing(from: stored.headerFields) // as storeProposal does
             let (sink, refused) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: final, userInfo: userInfo,
-                maximumBodyBytes: mode.maximumStoredBodyBytes)
+                maximumBodyBytes: mode.maximumStoredBodyBytes, now: configuration.now())
             if let sink {
                 let origin = CachedBody(origin: body)
                 return (CachedBody(source: mode.storesAtOriginPace ? .pumped(origin, sink) : .tee(origin, sink)), nil)
@@ -142,12 +142,12 @@ extension HTTPCachingFlow {
         case .data(let data):
             engine.httpStore(
                 url: url, requestFields: request.headerFields, stored: updated, body: data,
-                policy: .allowed, userInfo: hit.userInfo)
+                policy: .allowed, userInfo: hit.userInfo, now: configuration.now())
             return nil
         case .stored(let stored):
             let (sink, _) = engine.httpStreamingSink(
                 url: url, requestFields: request.headerFields, stored: updated, userInfo: hit.userInfo,
-                maximumBodyBytes: .max)
+                maximumBodyBytes: .max, now: configuration.now())
             guard let sink else { return nil }
             let copy = CachedBody(
                 source: .tee(CachedBody(source: .stored(request.method == .head ? stored.another() : stored)), sink))

@@ -384,7 +384,7 @@ public final class HTTPCachingFlow: Sendable {
         final.status = proposal.response.status
         return engine.httpStore(
             url: url, requestFields: request.headerFields, stored: final, body: proposal.body,
-            policy: proposal.storagePolicy, userInfo: userInfo)
+            policy: proposal.storagePolicy, userInfo: userInfo, now: configuration.now())
     }
 
     private func lookup(_ request: HTTPRequest, url: String, mode: BodyMode) -> HTTPCacheHit? {

@@ -16,9 +16,10 @@ extension SharedCache {
 
     /// Stores a response; see ``storeCachedResponse(_:for:)``.
     public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) async {
-        guard let prepared = engine.prepare(cachedResponse, for: request) else { return }
+        guard let plan = engine.storePlan(cachedResponse, for: request) else { return }
+        let data = cachedResponse.data
         // Whether it committed is the engine's to count; URLCache's store returns nothing.
-        _ = await offloaded { self.engine.commit(prepared) }
+        _ = await offloaded { self.engine.commit(plan, .whole(data)) }
     }
 
     /// Removes every variant stored for `request`; see ``removeCachedResponse(for:)``.

@@ -184,8 +184,8 @@ public final class SharedCache: Sendable {
     /// Stores `cachedResponse` for `request`, replacing what was stored for it, according to
     /// its `storagePolicy`. Refusals are counted and logged, never thrown (as with `URLCache`).
     public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
-        guard let prepared = engine.prepare(cachedResponse, for: request) else { return }
-        engine.commit(prepared)
+        guard let plan = engine.storePlan(cachedResponse, for: request) else { return }
+        engine.commit(plan, .whole(cachedResponse.data))
     }
 
     /// Removes every variant stored for `request`'s key, on disk (for every process) and here.

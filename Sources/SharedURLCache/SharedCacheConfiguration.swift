@@ -36,6 +36,9 @@ public struct SharedCacheConfiguration: Sendable {
     /// ``SharedCache/removeCachedResponses(taggedWith:)`` and `urlcache purge --tag` find it
     /// (default `Surrogate-Key`, `Cache-Tag`, `xkey`: ``CacheTags``); empty stores no tags.
     public var tagFieldNames: [String] = CacheTags.defaultFieldNames
+    /// The clock the URLCache store reads an entry's store time from (the caching flow stores
+    /// with its own, ``HTTPCachingConfiguration/now``); a parameter so tests can move time.
+    var now: @Sendable () -> Date = { Date() }
 
     /// Creates a configuration.
     /// - Parameters:

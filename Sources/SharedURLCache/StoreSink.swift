@@ -31,9 +31,6 @@ final class StoreSink: Sendable {
         var committed: StoredBody?
     }
 
-    /// Bodies up to this size are also kept in memory while streaming, for the memory tier.
-    static let smallBodyBytes = 256 << 10
-
     let completion = StoreCompletion()
     private let state: Locked<State>
     private let cap: Int
@@ -80,8 +77,13 @@ final class StoreSink: Sendable {
                     return (state.bytes, (error as? CacheError)?.detailedDescription() ?? "\(error)")
                 }
                 state.box.writer = consume writer
+                // A copy for the memory tier while the body is one a lookup would read whole.
                 if state.buffer != nil {
-                    if state.bytes <= Self.smallBodyBytes { state.buffer!.append(chunk) } else { state.buffer = nil }
+                    if state.bytes <= BodyThresholds.wholeBodyBytes {
+                        state.buffer!.append(chunk)
+                    } else {
+                        state.buffer = nil
+                    }
                 }
             } else {
                 state.buffer?.append(chunk)

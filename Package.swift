@@ -171,6 +171,8 @@ let package = Package(
         // RELIABILITY T2–T18 with real processes (Tests/CacheWorker rel-* commands); long
         // variants with SUC_SOAK=1 (tools/soak).
         .testTarget(name: "ReliabilityTests", dependencies: ["SeededRandom", "TestProcess", "SharedURLCacheStore", "CacheWorker"]),
+        // The entry format alone (heads, keys, variants, userInfo), both ways.
+        .testTarget(name: "CacheEntryFormatTests", dependencies: ["CacheEntryFormat"]),
         .testTarget(
             name: "HTTPCacheSemanticsTests",
             dependencies: ["SeededRandom", "HTTPCacheSemantics", .product(name: "HTTPTypes", package: "swift-http-types")]

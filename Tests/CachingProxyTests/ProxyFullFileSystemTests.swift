@@ -21,19 +21,10 @@ struct ProxyFullFileSystemTests {
 
     @Test("a proxy on a full 24 MiB tmpfs answers right, keeps storing, says stored only when it did; compact works")
     func fullFileSystem() async throws {
-        guard geteuid() == 0 else {
-            print("skipped: mounting a tmpfs needs root")
-            return
-        }
-        let scratch = TemporaryDirectory(prefix: "suc-proxy-full")
-        let mount = scratch.root + "/mnt"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let mounted = try ChildProcess.shell("mount -t tmpfs -o size=24m tmpfs '\(mount)'")
-        try #require(mounted.status == 0, "cannot mount a tmpfs: \(mounted.err)")
-        defer { _ = try? ChildProcess.shell("umount -l '\(mount)'") }
         // Other data takes most of the file system, as it does on a shared disk.
-        let filler = try ChildProcess.shell("dd if=/dev/zero of='\(mount)/other' bs=1M count=18 2>&1")
-        try #require(filler.status == 0, "\(filler.out)")
+        guard let fileSystem = try SmallFileSystem.mount(megabytes: 24, filledMegabytes: 18) else { return }
+        defer { withExtendedLifetime(fileSystem) {} } // mounted until the test ends
+        let mount = fileSystem.path
         let origin = try LoopbackOrigin { request, _ in
             var response = LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")])
             response.body = Self.body(for: request.target)

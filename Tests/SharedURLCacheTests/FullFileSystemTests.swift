@@ -15,19 +15,10 @@ import TestProcess
 struct FullFileSystemTests {
     @Test("a SharedCache on a full 16 MiB tmpfs keeps storing: every new response is a hit right after")
     func storesGoOnWhenTheFileSystemIsFull() throws {
-        guard geteuid() == 0 else {
-            print("skipped: mounting a tmpfs needs root")
-            return
-        }
-        let directory = TestDirectory()
-        let mount = directory.root + "/mnt"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let mounted = try ChildProcess.shell("mount -t tmpfs -o size=16m tmpfs '\(mount)'")
-        try #require(mounted.status == 0, "cannot mount a tmpfs: \(mounted.err)")
-        defer { _ = try? ChildProcess.shell("umount -l '\(mount)'") }
         // Other data takes most of the file system, as it does on a shared disk.
-        let filler = try ChildProcess.shell("dd if=/dev/zero of='\(mount)/other' bs=1M count=11 2>&1")
-        try #require(filler.status == 0, "\(filler.out)")
+        guard let fileSystem = try SmallFileSystem.mount(megabytes: 16, filledMegabytes: 11) else { return }
+        defer { withExtendedLifetime(fileSystem) {} } // mounted until the test ends
+        let mount = fileSystem.path
         let cache = try SharedCache(
             configuration: SharedCacheConfiguration(
                 memoryCapacity: 0, diskCapacity: 1 << 30, directory: URL(fileURLWithPath: mount + "/cache")))

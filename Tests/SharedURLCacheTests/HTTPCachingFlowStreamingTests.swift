@@ -165,13 +165,11 @@ struct HTTPCachingFlowStreamingTests {
         #expect(try await notModified.body.collect().isEmpty)
         // The head is refreshed by copying the stored body in the background: wait for it.
         let url = "http://127.0.0.1:\(h.origin.port)/r"
-        var refreshed = false
-        for _ in 0..<250 where !refreshed {
+        let refreshed = await eventually {
             let stored = h.cache.engine.httpLookup(
                 url: url, requestFields: HTTPFields(), policy: CachePolicyConfiguration(), delivery: .streamingLarge,
                 counting: .deferred)?.stored
-            refreshed = stored?.headerFields[HTTPField.Name("X-Refreshed")!] == "yes"
-            if !refreshed { try await Task.sleep(for: .milliseconds(20)) }
+            return stored?.headerFields[HTTPField.Name("X-Refreshed")!] == "yes"
         }
         #expect(refreshed, "the refreshed head (max-age=60) was stored")
         let hit = try await h.stream()

@@ -459,6 +459,12 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
          * between our check and LMDB's open, which then made an empty one (no tables; the next
          * compaction removes it with the other retired generations). Follow the newer one. */
         if (rc && suc_gen_published(c) != g) continue;
+        /* Only damage found again counts, as at open (a file seen mid-commit by another process
+         * must not fail this operation): look once more after a moment before reporting it. */
+        if (rc == SUC_ECORRUPT && attempt < 3) {
+            usleep(1000u << (2 * attempt));
+            continue;
+        }
         if (rc) break;
         pthread_mutex_lock(&c->pool_mu);
         for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);

@@ -187,13 +187,8 @@ public struct CachedBody: AsyncSequence, Sendable {
                     guard let stored = await pump.committedBody(), let reader = stored.take() else {
                         throw CachedBodyError.storeGivenUp
                     }
-                    do {
-                        try reader.skip(offset)
-                    } catch {
-                        stored.failed(error)
-                        throw error
-                    }
                     state = .stored(stored, reader)
+                    _ = try skipStored(offset)
                     return try await next()
                 }
             case .slice(var inner, var skip, let remaining, let drains):

@@ -5,7 +5,7 @@ import SharedURLCacheStore
 
 /// Subcommands built on SwiftNIO and AsyncHTTPClient, absent from SUC_CORE_ONLY=1 builds.
 #if canImport(CachingProxy)
-private let networkingSubcommands: [any ParsableCommand.Type] = [Proxy.self]
+private let networkingSubcommands: [any ParsableCommand.Type] = [Proxy.self, Warm.self]
 #else
 private let networkingSubcommands: [any ParsableCommand.Type] = []
 #endif
@@ -26,10 +26,12 @@ struct URLCacheCommand: ParsableCommand {
               2  usage: bad option, size, age, date or URL; conflicting options
               3  cache error: directory missing, unsafe, not a cache; I/O
               4  busy: another compaction holds the lock (compact --wait waits)
+              5  import: the snapshot is damaged, truncated or not a snapshot
             """,
         version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
         subcommands: [
             Compact.self, Stats.self, Quota.self, URLOrder.self, Verify.self, List.self, Show.self, Purge.self,
+            Export.self, Import.self,
             Bench.self,
             BenchWorker.self,
             BenchOps.self,
@@ -43,7 +45,10 @@ struct URLCacheCommand: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
-        } catch let error where error is CacheError || error is MaintenanceError {
+        } catch let error
+            where error is CacheError || error is MaintenanceError || error is SnapshotImportError
+            || error is SnapshotError
+        {
             FileHandle.standardError.write(Data("urlcache: \(ExitStatus.message(for: error))\n".utf8))
             Foundation.exit(ExitStatus(for: error).rawValue)
         } catch {

@@ -23,12 +23,16 @@ struct WarmCommandTests {
     /// An origin that serves `/page/N` fresh for 10 minutes, `/nostore`, `/private` and `/gone`
     /// (404), and records when each request came.
     final class Origin: Sendable {
+        /// When each request arrived (a class, so the origin's handler can share it).
+        final class Arrivals: Sendable {
+            let times = Mutex<[ContinuousClock.Instant]>([])
+        }
         let server: LoopbackOrigin
-        let times = Mutex<[ContinuousClock.Instant]>([])
+        let arrivals = Arrivals()
         init(delay: Duration = .zero) throws {
-            let times = self.times
+            let arrivals = self.arrivals
             server = try LoopbackOrigin { request, _ in
-                times.withLock { $0.append(.now) }
+                arrivals.times.withLock { $0.append(.now) }
                 if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18) }
                 switch request.target {
                 case "/nostore": return .init(status: 200, headers: [("Cache-Control", "no-store")], body: "x")
@@ -98,7 +102,7 @@ struct WarmCommandTests {
         ])
         #expect(outcome.status == 0, "\(outcome.err)")
         #expect(try Summary(outcome.out).int("stored") == 20)
-        let times = origin.times.withLock { $0 }.sorted()
+        let times = origin.arrivals.times.withLock { $0 }.sorted()
         #expect(times.count == 20)
         // With a burst of 1 the 20th request may start 1.9 s after the first; without the
         // limit, 8 fetches at a time on loopback take milliseconds.

@@ -45,10 +45,10 @@ struct URLCacheCommand: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
-        } catch let error
-            where error is CacheError || error is MaintenanceError || error is SnapshotImportError
-            || error is SnapshotError
-        {
+        } catch let error where error is SnapshotImportError || error is SnapshotError {
+            FileHandle.standardError.write(Data("urlcache: \(error)\n".utf8))
+            Foundation.exit(Import.exitStatus(for: error))
+        } catch let error where error is CacheError || error is MaintenanceError {
             FileHandle.standardError.write(Data("urlcache: \(ExitStatus.message(for: error))\n".utf8))
             Foundation.exit(ExitStatus(for: error).rawValue)
         } catch {

@@ -10,14 +10,12 @@ import SharedURLCacheStore
 /// | 2 | usage: unknown option, bad size/age/date/URL, conflicting options |
 /// | 3 | cache error: the directory is missing, unsafe, not a cache, of another format; I/O failure |
 /// | 4 | busy: another compaction holds the directory's lock (cron overlap; use `--wait` to wait) |
-/// | 5 | snapshot refused: `import` found the file damaged, truncated or not a snapshot |
 enum ExitStatus: Int32, Sendable, Hashable, CaseIterable {
     case success = 0
     case findings = 1
     case usage = 2
     case cacheError = 3
     case busy = 4
-    case snapshotRefused = 5
 
     /// The exit status for an error thrown by a maintenance operation.
     init(for error: any Error) {
@@ -25,8 +23,6 @@ enum ExitStatus: Int32, Sendable, Hashable, CaseIterable {
         case let error as CacheError: self = error.code == .busy ? .busy : .cacheError
         case MaintenanceError.invalidArgument: self = .usage
         case MaintenanceError.notFound: self = .findings
-        case is SnapshotImportError: self = .snapshotRefused
-        case let error as SnapshotError: if case .io = error { self = .cacheError } else { self = .snapshotRefused }
         default: self = .cacheError
         }
     }

@@ -46,3 +46,13 @@ struct Import: ParsableCommand {
         output.emit(report)
     }
 }
+
+extension Import {
+    /// Exit status 5: the snapshot was refused (damaged, truncated, foreign or of another
+    /// version); an I/O failure on the file is a cache error (3), as for a directory.
+    static func exitStatus(for error: any Error) -> Int32 {
+        let snapshot = (error as? SnapshotImportError)?.error ?? error as? SnapshotError
+        if case .io = snapshot { return ExitStatus.cacheError.rawValue }
+        return 5
+    }
+}

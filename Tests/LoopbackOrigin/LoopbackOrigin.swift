@@ -11,6 +11,9 @@ public final class LoopbackOrigin: Sendable {
         public var headers: [(name: String, value: String)]
         /// The request body (read up to its Content-Length).
         public var body: [UInt8] = []
+        /// When its head had been read: a test can time what happened between two servers' requests
+        /// without counting how long its own task waited for a thread.
+        public var received = ContinuousClock.now
         public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }

@@ -6,7 +6,8 @@ import SeededRandom
 /// damages the directory (docs/Reliability.md, "Hostile neighbours"). Stores, lookups, removals
 /// and request leases over 64 keys, half of them inline bodies and half body files, until SECONDS
 /// pass. Typed errors are counted, never fatal: a damaged directory may refuse operations. A body
-/// that is not the one its key was stored with exits 3 at once. The last line is
+/// that is not the one its key was stored with exits 3 at once. `RUNNING` after the first
+/// operation (the test damages the directory then); the last line is
 /// `NEIGHBOUR ops=N hits=H stores=S errors=CODE:COUNT,...`.
 enum NeighbourWorker {
     static func run(_ args: [String]) -> Int32 {
@@ -44,6 +45,10 @@ enum NeighbourWorker {
             } catch {
                 errors[error.code.name, default: 0] += 1
                 if error.code != .notFound { usleep(2000) }
+            }
+            if ops == 1 {
+                print("RUNNING")
+                fflush(nil)
             }
         }
         let summary = errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 extension Reliability {
     /// docs/Reliability.md T5 (disk full) and T9 (two users in one group).
@@ -101,8 +102,7 @@ extension Reliability {
                 #expect(r.status == 0, "\(r.err)")
                 #expect(!r.err.contains("permissionDenied"))
             }
-            compactor.kill9()
-            let c = compactor.finish()
+            let c = compactor.killed()
             #expect(c.out.contains("COMPACTED"), "the compactor uid ran: \(c.err)")
             #expect(!c.err.contains("permissionDenied"), "\(c.err)")
             // Every file and directory: group gid, group-writable as intended, nothing for others.

@@ -11,8 +11,8 @@ extension Reliability {
             let parent = try Child.run(["rel-forklease", scratch.cache, "lease-a"])
             let line = parent.out.split(separator: "\n").first { $0.hasPrefix("CHILD ") }
             let child = try #require(line.flatMap { Int32($0.dropFirst(6)) }, "\(parent)")
-            defer { kill(child, SIGKILL) }
-            #expect(isAlive(child), "the child should still be running")
+            defer { Child.kill9(pid: child) }
+            #expect(Child.isAlive(child), "the child should still be running")
             let attempt = try Child.run(["rel-trylease", scratch.cache, "lease-a"])
             #expect(attempt.out.contains("LEASE acquired"), "\(attempt.out) \(attempt.err)")
         }

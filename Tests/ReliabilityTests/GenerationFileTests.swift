@@ -56,8 +56,7 @@ extension Reliability {
             // Generation 1, so that a new layout (generation 0) would be visible.
             let rewriter = try Child(["rel-rewriter", scratch.cache, "1000", "1", "none"])
             #expect(rewriter.waitForLine("REWRITTEN run=1"))
-            rewriter.kill9()
-            _ = rewriter.finish()
+            rewriter.killed()
             #expect(Self.published(scratch.cache) == 1)
             #expect(
                 try Child.shell("chgrp -R \(gid) '\(scratch.cache)' && chmod -R g+rwX '\(scratch.cache)'").status == 0)
@@ -102,10 +101,7 @@ extension Reliability {
                     scratch.cache + "/index.lmdb-lock",
                 ])
             #expect(earlier.waitForLine("HELD"))
-            defer {
-                earlier.kill9()
-                _ = earlier.finish()
-            }
+            defer { earlier.killed() }
             // Seen from the same namespace, the rewrite names it and waits for it (as before).
             let seen = try Child.run(["rel-rewriter", scratch.cache, "1000", "1", "none"])
             #expect(seen.err.contains("of an earlier release uses index.lmdb"), "\(seen)")
@@ -124,8 +120,7 @@ extension Reliability {
             try #require(warm.status == 0, "\(warm.err)")
             let rewriter = try Child(["rel-rewriter", scratch.cache, "1000", "1", "none"])
             #expect(rewriter.waitForLine("REWRITTEN run=1"))
-            rewriter.kill9()
-            _ = rewriter.finish()
+            rewriter.killed()
             var before = stat()
             #expect(lstat(scratch.cache + "/generation", &before) == 0)
             #expect(truncate(scratch.cache + "/generation", 3) == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 extension Reliability {
     /// Processes follow the index to each new generation while another process rewrites it
@@ -19,9 +20,8 @@ extension Reliability {
             let writer = try Child(["writer", dir, "5", "1", "200"])
             let readers = try (0..<3).map { _ in try Child(["reader", dir, "3", "200"]) }
             let results = readers.map { $0.finish() }
-            for child in [rewriter, writer] { child.kill9() }
-            let rewrites = rewriter.finish().out.components(separatedBy: "REWRITTEN").count - 1
-            _ = writer.finish()
+            let killed = Child.killed([rewriter, writer])
+            let rewrites = killed[0].out.components(separatedBy: "REWRITTEN").count - 1
             for (i, result) in results.enumerated() {
                 #expect(result.status == 0, "reader \(i): status \(result.status) \(result.err)")
                 #expect(result.out.contains("DONE reads="), "reader \(i) read until its end")

@@ -82,7 +82,7 @@ extension Reliability {
             let path = scratch.cache + "/" + file
 
             let live = try (0..<2).map { try Self.client(scratch.cache, seconds: Self.seconds, seed: 10 + $0) }
-            usleep(UInt32(Self.seconds * 250_000))
+            for (client, _) in live { #expect(client.waitForLine("RUNNING"), "a client got going") }
             let holder = try Self.apply(damage, to: path)
             let runs = live.map { Self.finish($0, seconds: Self.seconds) }
             // LMDB keeps its writer mutex in the lock file: a process waiting for it while a
@@ -109,9 +109,9 @@ extension Reliability {
             let restartSeconds = damage == .lockHeld ? Self.seconds + 4 : Self.seconds
             let restarted = try Self.client(scratch.cache, seconds: restartSeconds, seed: 20)
             if let holder {
+                // The lock held for half the restarted client's run is the case under test.
                 usleep(UInt32(restartSeconds * 500_000))
-                holder.kill9()
-                _ = holder.finish()
+                holder.killed()
             }
             let restart = Self.finish(restarted, seconds: restartSeconds)
             #expect(!restart.wrongBody, "\(restart.outcome.err)")

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 extension Reliability {
     /// docs/Reliability.md T2 (open storm), T6 (map growth and cap), T7 (reader slots, tasks).
@@ -53,7 +54,7 @@ extension Reliability {
             for (i, writer) in writers.enumerated() {
                 let result = writer.finish()
                 #expect(result.status == 0, "writer \(i): \(result.err)")
-                acked += appendAcks(result.out, to: ackFile)
+                acked += AckFile(ackFile).append(result.out)
                 for line in result.out.split(separator: "\n") where line.hasPrefix("MAP ") {
                     growthLines += 1
                     maps.insert(Int(line.dropFirst(4)) ?? 0)
@@ -80,7 +81,7 @@ extension Reliability {
             for (i, writer) in writers.enumerated() {
                 let result = writer.finish()
                 #expect(result.status == 0, "writer \(i): \(result.err)")
-                acked += appendAcks(result.out, to: ackFile)
+                acked += AckFile(ackFile).append(result.out)
                 if result.out.contains("INDEXFULL") { full += 1 }
             }
             #expect(full == 2, "both writers reached the cap and reread their entries")
@@ -167,11 +168,10 @@ extension Reliability {
                 let readers = try (0..<wave).map { _ in try Child(["rel-readloop", dir, "50", "16"]) }
                 let ready = readers.filter { $0.waitForLine("READY") }.count
                 #expect(ready >= wave - 2, "readers of a wave of \(wave) got going: \(ready)")
-                for reader in readers { reader.kill9() }
-                for reader in readers { _ = reader.finish() }
+                _ = Child.killed(readers)
                 killed += wave
                 if wave == 16, killed == 16, let pids = readerTablePids(dir) {
-                    staleAfterWave1 = pids.filter { !isAlive($0) }.count
+                    staleAfterWave1 = pids.filter { !Child.isAlive($0) }.count
                 }
                 if killed == 16 {
                     // The process that opened earlier takes its first slot now: MDB_READERS_FULL
@@ -193,7 +193,7 @@ extension Reliability {
             }
             #expect(opens == 20)
             if let pids = readerTablePids(dir) {
-                #expect(pids.filter { !isAlive($0) }.isEmpty, "stale slots remain: \(pids)")
+                #expect(pids.filter { !Child.isAlive($0) }.isEmpty, "stale slots remain: \(pids)")
             }
             print(
                 "T7 slots: maxReaders=16 killedInsideReads=\(killed) staleSlotsBeforeRetry=\(staleAfterWave1) newOpens=\(opens)/20"

@@ -1,6 +1,7 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 extension Reliability {
     /// `.relaxed` durability (docs/Formats.md, "The unsynced marker"): stores are not synced, a
@@ -25,12 +26,10 @@ extension Reliability {
             let scratch = Scratch()
             let dir = scratch.cache, ackFile = scratch.root + "/acks"
             // Given: a process storing with .relaxed durability (beside a reader), killed mid-stream.
-            let writers = [try Child(["rel-relaxed-writer", dir, "7", "0", "300"])]
+            let writer = try Child(["rel-relaxed-writer", dir, "7", "0", "300"])
             let reader = try Child(["reader", dir, "1", "300"])
-            Thread.sleep(forTimeInterval: 1.5 * timeScale)
-            for writer in writers { writer.kill9() }
-            var acknowledged = 0
-            for writer in writers { acknowledged += appendAcks(writer.finish().out, to: ackFile) }
+            #expect(writer.waitForLines(startingWith: "ACK ", count: 100), "the writer stores")
+            let acknowledged = AckFile(ackFile).append(writer.killed().out)
             #expect(reader.finish().status == 0, "no torn read while the writer stored")
             #expect(acknowledged > 10, "the writers made progress (\(acknowledged))")
             // Then: every acknowledged store reads back, bit-exact (a process crash loses nothing),
@@ -93,12 +92,11 @@ extension Reliability {
                 standardKeys.append("standard-before")
             }
             let writer = try Child(["rel-relaxed-writer", dir, "11", "0", "200"])
-            Thread.sleep(forTimeInterval: 1.0 * timeScale)
+            #expect(writer.waitForLines(startingWith: "ACK ", count: 20), "the relaxed writer stores")
             if !standardFirst { #expect(try Self.markerIsSet(dir), "the relaxed writer stores unsynced") }
             #expect(try Child.run(["put", dir, "standard-during", "1", "6000"]).status == 0)
-            Thread.sleep(forTimeInterval: 0.3 * timeScale)
-            writer.kill9()
-            let acknowledged = appendAcks(writer.finish().out, to: ackFile)
+            #expect(writer.waitForMoreLines(startingWith: "ACK ", count: 20), "the relaxed writer stores on")
+            let acknowledged = AckFile(ackFile).append(writer.killed().out)
             #expect(acknowledged > 10, "the writer made progress (\(acknowledged))")
             try Self.pretendRestart(dir)
             // Then: the index is kept, with every standard store and every acknowledged relaxed one.
@@ -122,7 +120,7 @@ extension Reliability {
             #expect(try Self.markerIsSet(dir))
             // When: a process whose machine reports another boot id opens it (a sandbox sharing the volume).
             guard let shared = try Self.withBootID(sandboxBoot, in: scratch, ["get", dir, "held-3"]) else {
-                holder.kill9()
+                holder.killed()
                 return
             }
             // Then: it reads the holder's stores; nothing was discarded under the holder.
@@ -130,8 +128,7 @@ extension Reliability {
             #expect(try Self.markerIsSet(dir), "the marker stays for the process that set it")
             #expect(try Self.generation(dir) == 0)
             // When: the holder dies with its stores unsynced, and no process holds the directory.
-            holder.kill9()
-            _ = holder.finish()
+            holder.killed()
             let after = try #require(try Self.withBootID(sandboxBoot, in: scratch, ["get", dir, "held-3"]))
             // Then: that open discards the index, under a new generation, and clears the marker.
             #expect(after.status == 4, "the unsynced index is discarded: \(after.out) \(after.err)")
@@ -155,8 +152,7 @@ extension Reliability {
             let fresh = scratch.root + "/fresh"
             let holder = try Child(["rel-relaxed-hold", fresh, "5"])
             #expect(holder.waitForLine("READY"))
-            holder.kill9()
-            _ = holder.finish()
+            holder.killed()
             #expect(try Self.markerIsSet(fresh))
             // Then: a process that cannot tell a restart from a crash does not trust that index.
             let read = try #require(try Self.withBootID(nil, in: scratch, ["get", fresh, "held-1"]))

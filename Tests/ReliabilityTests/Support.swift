@@ -29,19 +29,6 @@ final class Scratch {
     var cache: String { root + "/cache" }
 }
 
-/// Appends the complete "ACK key seq" lines of a killed writer's output to `file`; returns how many.
-@discardableResult
-func appendAcks(_ out: String, to file: String) -> Int {
-    let lines = out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().filter { $0.hasPrefix("ACK ") }
-    guard !lines.isEmpty else { return 0 }
-    if !FileManager.default.fileExists(atPath: file) { FileManager.default.createFile(atPath: file, contents: nil) }
-    let handle = FileHandle(forWritingAtPath: file)!
-    handle.seekToEndOfFile()
-    handle.write(Data(lines.map { $0 + "\n" }.joined().utf8))
-    try? handle.close()
-    return lines.count
-}
-
 /// The pids in the index's reader table (`mdb_stat -r`), or nil when mdb_stat is missing.
 /// A listed pid that is not alive is a stale slot nobody reclaimed.
 func readerTablePids(_ cache: String) -> [Int32]? {
@@ -56,8 +43,6 @@ func readerTablePids(_ cache: String) -> [Int32]? {
         return pid
     }
 }
-
-func isAlive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
 
 typealias Seeded = SplitMix64
 

@@ -56,7 +56,7 @@ extension Reliability {
             let earlier = try Self.earlierWorker(in: scratch)
             // Given: the earlier release creates the directory and keeps storing.
             let writer = try ChildProcess(earlier, [dir, "store", "120"])
-            Thread.sleep(forTimeInterval: 0.5)
+            #expect(writer.waitForLines(startingWith: "ACK old-"), "the earlier release stores")
             // When: this release joins, bloats the index with entries it then removes, and
             // compacts while the earlier writer still runs.
             let store = try CacheStore(directory: dir)
@@ -79,8 +79,7 @@ extension Reliability {
             #expect(during.indexRewriteDeferred && during.indexRewrites == 0, "\(during)")
             #expect(FileManager.default.fileExists(atPath: dir + "/index.lmdb"))
             // The earlier release is stopped the hard way (a crash loses no acknowledged store).
-            writer.kill9()
-            let result = writer.finish()
+            let result = writer.killed()
             #expect(writer.wasSignalled, "earlier writer: \(result.err)")
             let acked = result.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
                 .filter { $0.hasPrefix("ACK old-") }.compactMap { Int($0.dropFirst(8)) }

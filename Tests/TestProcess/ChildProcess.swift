@@ -161,10 +161,16 @@ public final class ChildProcess: @unchecked Sendable {
     /// Reads stdout until a whole line (one ended by a newline) satisfies `matches` (false at end
     /// of file). What was read stays in the output `finish` returns.
     public func waitForLine(where matches: (Substring) -> Bool) -> Bool {
+        waitForLines { $0.contains(where: matches) }
+    }
+
+    /// Reads stdout until its whole lines so far satisfy `satisfied` (false at end of file). What
+    /// was read stays in the output `finish` returns.
+    public func waitForLines(where satisfied: (ArraySlice<Substring>) -> Bool) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let wholeLines = buffered.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-            if wholeLines.contains(where: matches) { return true }
+            if satisfied(wholeLines) { return true }
             let n = read(output, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }

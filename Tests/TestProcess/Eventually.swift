@@ -14,3 +14,14 @@ public func eventually(
     }
     return try await condition()
 }
+
+/// ``eventually(within:_:)`` for a synchronous test (its suite has `.blockingWaits`): the same
+/// checks every 10 ms up to `limit`, waiting on this thread.
+public func waitUntil(within limit: Duration = .seconds(120), _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        usleep(10_000)
+    }
+    return try condition()
+}

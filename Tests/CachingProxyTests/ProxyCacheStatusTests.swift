@@ -77,7 +77,7 @@ struct ProxyCacheStatusTests {
             return LoopbackOrigin.Response(status: 200, headers: [("Cache-Control", "max-age=600")], body: "once")
         }
         let leader = Task { try await fixture.send("GET", "/c") }
-        while fixture.origin.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually { fixture.origin.requestCount > 0 }, "the leader reached the origin")
         let followers = (0..<3).map { _ in Task { try await fixture.send("GET", "/c") } }
         let client = fixture.server.client
         #expect(try await gate.open { client.requestsWaitingOnLeaders == 3 })

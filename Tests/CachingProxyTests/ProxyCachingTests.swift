@@ -210,13 +210,14 @@ struct ProxyCachingTests {
         let stale = try await fixture.send("GET", "/swr")
         #expect(stale.cacheStatus == "UPDATING")
         #expect(stale.text == "version 1")
-        while fixture.origin.requestCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually { fixture.origin.requestCount >= 2 }, "the background revalidation ran")
         // The background revalidation stores version 2; wait until a request sees it.
         var fresh = try await fixture.send("GET", "/swr")
-        while fresh.text != "version 2" {
-            try await Task.sleep(for: .milliseconds(10))
-            fresh = try await fixture.send("GET", "/swr")
-        }
+        try #require(
+            try await eventually {
+                if fresh.text != "version 2" { fresh = try await fixture.send("GET", "/swr") }
+                return fresh.text == "version 2"
+            })
         #expect(fresh.cacheStatus == "HIT")
         try await fixture.stop()
     }

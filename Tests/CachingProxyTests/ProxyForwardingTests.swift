@@ -320,9 +320,7 @@ struct ProxyForwardingTests {
         _ = try await fixture.send("GET", "/cached") // stored before the origin gets stuck
         let slow = Task { try await fixture.send("GET", "/slow") }
         // Wait until the origin holds the slow request.
-        while !fixture.origin.requests.contains(where: { $0.target == "/slow" }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try #require(await eventually { fixture.origin.requests.contains { $0.target == "/slow" } })
         // Meanwhile other connections are answered from the cache, on every event loop.
         for _ in 0..<20 {
             let hit = try await fixture.send("GET", "/cached")

@@ -84,7 +84,7 @@ struct ProxyProcessCorrectnessTests {
         let proxy = try await ProxyProcess.start(
             upstream: origin.url, ["--shutdown-grace", "1", "--upstream-timeout", "600"])
         let hung = Task { try? await proxy.send("/hang") }
-        while origin.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually { origin.requestCount > 0 }, "the request reached the origin")
 
         kill(proxy.child.pid, SIGTERM)
         // Far more than the grace period: a proxy that waits for the origin is killed here and

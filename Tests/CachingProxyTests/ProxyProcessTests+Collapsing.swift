@@ -71,6 +71,7 @@ extension ProxyProcessTests {
         // its leader, and across processes on the directory's lease. Without the lease, each
         // other process would send its own request during this second.
         #expect(try await gate.open { origin.requestCount >= 1 })
+        // A window in which nothing may happen: there is no event for "no other request came".
         try await Task.sleep(for: .seconds(1))
         let responses = try await answers.value
         #expect(responses.count == 64)
@@ -94,19 +95,20 @@ extension ProxyProcessTests {
         let directory = TemporaryDirectory(prefix: "suc-proxy-takeover")
         let started = try await proxies(3, directory: directory, origin: origin)
         let owner = concurrently([started[0].port], perProxy: 1, "/k")
-        for _ in 0..<1000 where origin.requestCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { origin.requestCount >= 1 }
         #expect(origin.requestCount == 1)
         let waiting = concurrently([started[1].port, started[2].port], perProxy: 4, "/k")
+        // A window in which no other request may reach the origin (nothing to wait for instead).
         try await Task.sleep(for: .seconds(1))
         #expect(origin.requestCount == 1, "the others wait on the owner's lease")
-        started[0].child.kill9()
+        // The kill point: the owner holds the lease, its origin request in flight.
+        _ = try await runBlocking { started[0].child.killed() }
         let responses = try await waiting.value
         gate.open()
         _ = try? await owner.value // its connection died with it
         #expect(responses.count == 8)
         #expect(responses.allSatisfy { $0.status == 200 && $0.text == "body /k #2" }, "\(responses.map(\.text))")
         #expect(origin.requestCount == 2, "one process took the lease over")
-        _ = try await runBlocking { started[0].child.finish(deadline: 60) }
         try await stop(Array(started.dropFirst()))
     }
 
@@ -122,8 +124,9 @@ extension ProxyProcessTests {
         let directory = TemporaryDirectory(prefix: "suc-proxy-nostore")
         let started = try await proxies(3, directory: directory, origin: origin)
         let first = concurrently([started[0].port], perProxy: 1, "/u")
-        for _ in 0..<1000 where origin.requestCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { origin.requestCount >= 1 }
         let others = concurrently([started[1].port, started[2].port], perProxy: 1, "/u")
+        // A window in which no other request may reach the origin (nothing to wait for instead).
         try await Task.sleep(for: .seconds(1))
         #expect(origin.requestCount == 1, "the others wait on the owner's lease")
         gate.open()
@@ -147,18 +150,19 @@ extension ProxyProcessTests {
         let directory = TemporaryDirectory(prefix: "suc-proxy-swr")
         let started = try await proxies(3, directory: directory, origin: origin)
         #expect(try await concurrently([started[0].port], perProxy: 1, "/s").value.first?.text == "v1")
-        try await Task.sleep(for: .seconds(2.1)) // stale now, within stale-while-revalidate
+        // Stale now, within stale-while-revalidate: the proxy processes read the real clock.
+        try await Task.sleep(for: .seconds(2.1))
         let first = try await concurrently([started[0].port], perProxy: 1, "/s").value
         #expect(first.first?.text == "v1", "served stale while it revalidates")
-        for _ in 0..<1000 where origin.requestCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { origin.requestCount >= 2 }
         let others = try await concurrently([started[1].port, started[2].port], perProxy: 2, "/s").value
         #expect(others.allSatisfy { $0.text == "v1" }, "\(others.map(\.text))")
+        // A window in which no other revalidation may reach the origin.
         try await Task.sleep(for: .seconds(1))
         #expect(origin.requestCount == 2, "the other processes' revalidations waited on the lease and were dropped")
         gate.open()
-        for _ in 0..<1000 {
-            if try await concurrently([started[2].port], perProxy: 1, "/s").value.first?.text == "v2" { break }
-            try await Task.sleep(for: .milliseconds(10))
+        _ = try await eventually {
+            try await concurrently([started[2].port], perProxy: 1, "/s").value.first?.text == "v2"
         }
         #expect(origin.requestCount == 2)
         try await stop(started)

@@ -45,18 +45,16 @@ struct ProxyProcessTests {
         let bigHit = try await send(port: port, "/big")
         #expect(bigHit.cacheStatus == "HIT" && bigHit.body == ProxyLargeEntryTests.nineMiB)
         let inFlight = Task { try await send(port: port, "/slow") }
-        while !origin.requests.contains(where: { $0.target == "/slow" }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try #require(await eventually { origin.requests.contains { $0.target == "/slow" } })
 
         // When: SIGTERM arrives while that request is in flight.
         kill(child.pid, SIGTERM)
         // New connections are refused once the listening socket is closed.
-        var refused = false
-        while !refused {
-            do { _ = try await RawConnection.open(port: port).close() } catch { refused = true }
-            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+        let refused = await eventually {
+            do { _ = try await RawConnection.open(port: port).close() } catch { return true }
+            return false
         }
+        #expect(refused, "new connections are refused")
         release.signal()
 
         // Then: the request in flight is answered, and the process exits 0.

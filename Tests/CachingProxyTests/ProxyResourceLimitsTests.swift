@@ -96,7 +96,7 @@ struct ProxyResourceLimitsTests {
                 waiting = now
                 usleep(500_000)
             }
-            sleep(3)
+            sleep(3) // the stalled client under test, past the 1 s timeout
             return Self.readUntilClosed(fd)
         }
         #expect(closed)
@@ -119,9 +119,9 @@ struct ProxyResourceLimitsTests {
 
         held[0].close()
         var served: RawResponse?
-        for _ in 0..<500 where served?.status != 200 {
+        _ = try await eventually {
             served = try await proxy.send("/again")
-            if served?.status != 200 { try await Task.sleep(for: .milliseconds(20)) }
+            return served?.status == 200
         }
         #expect(served?.status == 200 && served?.text == "fine")
         for connection in held.dropFirst() { connection.close() }
@@ -156,9 +156,9 @@ struct ProxyResourceLimitsTests {
         defer { origin.stop() }
         let proxy = try await ProxyProcess.start(upstream: origin.url, ["--lock-timeout", "1"])
         let leader = Task { try await proxy.send("/slow") }
-        while origin.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually { origin.requestCount > 0 }, "the leader reached the origin")
         let follower = Task { try await proxy.send("/slow") }
-        for _ in 0..<3000 where origin.requestCount < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually { origin.requestCount >= 2 }
         #expect(origin.requestCount == 2, "the follower is still waiting for the leader")
         let followed = try await follower.value
         #expect(followed.status == 200 && followed.text == "n=2")

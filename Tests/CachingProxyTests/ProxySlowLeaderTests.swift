@@ -49,7 +49,7 @@ struct ProxySlowLeaderTests {
             _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             return fd
         }
-        for _ in 0..<3000 where origin.requestCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { origin.requestCount >= 1 }
         #expect(origin.requestCount == 1, "A's request did not reach the origin")
         return fd
     }
@@ -131,6 +131,7 @@ struct ProxySlowLeaderTests {
         // A reads nothing until the proxy has closed it (its writes stalled past the send timeout).
         let aRead = try await runBlocking { () -> (status: Int, complete: Bool)? in
             var waiting: Int32 = 0
+            // A stall shows only as bytes that stop growing: sampled every 250 ms.
             for _ in 0..<240 {
                 usleep(250_000)
                 var now: Int32 = 0

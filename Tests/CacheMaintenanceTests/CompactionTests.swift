@@ -108,7 +108,12 @@ struct CompactionTests {
         let workers = try (0..<4).map { id in
             try ChildProcess(worker, ["mixed", dir.cache, "\(7000 + id)", "6", "300", "\(id)", "\(4 << 10)"])
         }
-        Thread.sleep(forTimeInterval: 1)
+        // They are at work once each has stored its marker (every 50 operations).
+        let watcher = try CacheStore(directory: dir.cache)
+        let working = waitUntil {
+            (0..<4).allSatisfy { (try? watcher.version(for: bytes("marker-\($0)"))) != nil }
+        }
+        #expect(working, "the 4 processes got going")
         let maintainer = try CacheMaintainer(directory: dir.cache)
         var options = CompactionOptions()
         options.maxSize = .bytes(capacity)
@@ -150,7 +155,7 @@ struct CompactionTests {
         // the workers stopped (they still find entries to evict), bounded at five times the run.
         let lastStart = ContinuousClock.now + .seconds(5 * seconds)
         while ContinuousClock.now < deadline || (rounds < 5 && ContinuousClock.now < lastStart) {
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1) // the test's own pace: a compaction every second
             var options = CompactionOptions()
             options.maxSize = .bytes(max(1, allocatedBytes(under: dir.cache) - 1))
             options.lowWater = .percent(50)

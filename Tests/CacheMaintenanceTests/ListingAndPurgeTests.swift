@@ -85,7 +85,7 @@ struct ListingAndPurgeTests {
         #expect(try maintainer.purge(PurgeSelection(partition: "alpha")).removedEntries == 9)
         // --since alone goes through the store-time index.
         let cut = Date()
-        usleep(5000)
+        usleep(5000) // store times are the machine's clock, to the millisecond: "late" is after the cut
         try maintainer.store.store(RecordDescriptor(key: bytes("late")), body: bytes("x"))
         let since = try maintainer.purge(PurgeSelection(storedSince: cut))
         #expect(since.method == "store-time-index" && since.matchedEntries == 1 && since.removedEntries == 1)

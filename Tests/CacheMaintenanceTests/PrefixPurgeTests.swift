@@ -38,7 +38,8 @@ struct PrefixPurgeTests {
         #expect(kept.kept && kept.complete)
         let service = try ChildProcess(
             ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "7", "4", "300", "0", "8192"])
-        Thread.sleep(forTimeInterval: 1)
+        // The service is at work once its marker is stored (every 50 operations).
+        #expect(waitUntil { (try? store.version(for: Array("marker-0".utf8))) != nil }, "the service got going")
         let report = try maintainer.purge(PurgeSelection(urlPrefix: "https://EXAMPLE.com/hot/"))
         let outcome = service.finish()
         #expect(outcome.status == 0, "\(outcome.err)")

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import SharedURLCache
 import SharedURLCacheAsyncHTTPClient
+import Synchronization
 import Testing
 import TestProcess
 
@@ -63,6 +64,13 @@ enum AHCTest {
     }
 }
 
+/// A clock offset a test moves (the flow's `now` is the machine's clock plus it).
+final class ClockOffset: Sendable {
+    private let seconds = Atomic<Int>(0)
+    var now: Date { Date().addingTimeInterval(TimeInterval(seconds.load(ordering: .relaxed))) }
+    func advance(seconds added: Int) { _ = seconds.add(added, ordering: .relaxed) }
+}
+
 /// The caching client against a loopback origin that counts requests.
 @Suite(.blockingWaits, .timeLimit(.minutes(3)))
 final class AsyncHTTPClientCachingTests {
@@ -70,6 +78,9 @@ final class AsyncHTTPClientCachingTests {
     let origin: LoopbackOrigin
     let cache: SharedCache
     let client: CachingHTTPClient
+    /// Seconds the caching flow's clock runs ahead of the machine's: a test ages its entries by
+    /// moving it instead of sleeping past their max-age.
+    let clockOffset: ClockOffset
 
     static func body(_ n: Int) -> String { LoopbackOrigin.numberedBody(n) }
 
@@ -79,8 +90,12 @@ final class AsyncHTTPClientCachingTests {
         cache = try AHCTest.cache(root)
         // A user writes `CachingHTTPClient(cache: try SharedCache(…))`; the tests name their
         // origin client (see AHCTest.httpClient) and keep the cache for the tests that open a
-        // second, private client on it.
-        client = CachingHTTPClient(cache: cache, httpClient: AHCTest.httpClient)
+        // second, private client on it; the flow's clock is one they can move.
+        let clockOffset = ClockOffset()
+        self.clockOffset = clockOffset
+        var configuration = CachingHTTPClient.Configuration()
+        configuration.caching.now = { clockOffset.now }
+        client = try CachingHTTPClient(cache: cache, httpClient: AHCTest.httpClient, configuration: configuration)
     }
 
     deinit {
@@ -225,7 +240,7 @@ final class AsyncHTTPClientCachingTests {
         // Given
         let fresh = try await get("/off")
         let stale = try await get("/stale")
-        try await Task.sleep(for: .seconds(2)) // /stale is now past max-age=1
+        clockOffset.advance(seconds: 2) // /stale is now past max-age=1
         // When the origin goes away
         origin.stop()
         // Then

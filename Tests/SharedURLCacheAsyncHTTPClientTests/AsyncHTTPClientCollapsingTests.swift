@@ -117,11 +117,7 @@ final class AsyncHTTPClientCollapsingTests {
             let url = origin.url + "/settled-\(round)"
             let miss = try await AHCTest.get(client, url)
             #expect(miss.response.storeSettlement.isCommitted)
-            var stored = false
-            for _ in 0..<250 where !stored {
-                stored = client.immediateResponse(for: HTTPClientRequest(url: url)) != nil
-                if !stored { try await Task.sleep(for: .milliseconds(20)) }
-            }
+            _ = await eventually { client.immediateResponse(for: HTTPClientRequest(url: url)) != nil }
             let hit = try await AHCTest.get(client, url)
             #expect(
                 hit.response.cacheStatusMember.hit && hit.response.cacheStatusMember.collapsed == nil,

@@ -34,9 +34,9 @@ struct AsyncHTTPClientMetricsTests {
         #expect(miss.response.storeSettlement.isCommitted)
         // The entry is committed once its body has been read; a nil immediate answer counts nothing.
         var immediate: CachingHTTPClient.ImmediateResponse?
-        for _ in 0..<250 where immediate == nil {
+        _ = await eventually {
             immediate = client.immediateResponse(for: HTTPClientRequest(url: origin.url + "/shared"))
-            if immediate == nil { try await Task.sleep(for: .milliseconds(20)) }
+            return immediate != nil
         }
         #expect(immediate?.cacheStatusMember.hit == true)
         let hit = try await AHCTest.get(client, origin.url + "/shared")

@@ -147,6 +147,7 @@ struct ParentTierTests {
         let started = Date()
         let miss = try await AHCTest.get(first, url)
         #expect(Self.age(miss) >= 100 && Self.age(miss) <= 102)
+        // Real time: the Age added is what Varnish, a process with the machine's clock, counts.
         try await Task.sleep(for: .seconds(2))
         // A second host: a parent hit, aged by the time it spent in Varnish.
         let second = try await AHCTest.get(try fixture.child("second"), url)

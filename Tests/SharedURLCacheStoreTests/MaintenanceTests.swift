@@ -24,6 +24,8 @@ struct MaintenanceTests {
             try store.store(
                 RecordDescriptor(key: bytes("k\(i)")), body: makeBody(size: 8000, compressible: false, seed: UInt64(i)))
         }
+        // The core's use times are the machine's clock, to the millisecond (no clock to move):
+        // the sleep puts the uses below after the stores.
         usleep(5000)
         // Given: the last 20 entries were used recently.
         for i in 180..<200 { _ = try store.record(for: bytes("k\(i)")) }
@@ -70,6 +72,7 @@ struct MaintenanceTests {
         let dir = TestDirectory()
         let store = try CacheStore(directory: dir.cache, configuration: fileConfiguration())
         for i in 0..<10 { try store.store(RecordDescriptor(key: bytes("old\(i)")), body: bytes("x")) }
+        // Store times are the machine's clock (no clock to move): the sleeps put the cut between.
         usleep(20_000)
         let cutoff = Date()
         usleep(20_000)

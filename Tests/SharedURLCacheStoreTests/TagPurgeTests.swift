@@ -151,7 +151,8 @@ struct TagPurgeTests {
         }
         let service = try ChildProcess(
             ChildProcess.builtExecutable("CacheWorker"), ["mixed", dir.cache, "7", "4", "300", "0", "8192"])
-        Thread.sleep(forTimeInterval: 1)
+        // The service is at work once its marker is stored (every 50 operations).
+        #expect(waitUntil { (try? store.version(for: bytes("marker-0"))) != nil }, "the service got going")
         let report = try store.purge(tag: "hot")
         let outcome = service.finish()
         #expect(outcome.status == 0, "\(outcome.err)")

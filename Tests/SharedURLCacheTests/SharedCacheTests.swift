@@ -98,6 +98,7 @@ struct SharedCacheTests {
         let cache = try directory.makeCache()
         cache.put("https://api.example.com/old", "old")
         cache.put("https://api.example.com/old-memory", "old", policy: .allowedInMemoryOnly)
+        // Store times are the machine's clock, to the millisecond: the sleeps put the cut between.
         Thread.sleep(forTimeInterval: 0.01)
         let cut = Date()
         Thread.sleep(forTimeInterval: 0.01)

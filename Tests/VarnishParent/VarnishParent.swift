@@ -55,15 +55,15 @@ public final class VarnishParent: @unchecked Sendable {
             "exec", varnishd, "-F", "-j", "none", "-n", directory.root + "/work", "-a", "127.0.0.1:\(port)",
             "-f", vcl, "-s", "malloc,16m", ">", log, "2>&1",
         ].map(Self.quoted).joined(separator: " ")
-        manager = try ChildProcess(program: "/bin/sh", ["-c", command])
-        let started = Date()
-        while (try? LoopbackSocket.connected(to: port)).map({ close($0) }) == nil {
+        let manager = try ChildProcess(program: "/bin/sh", ["-c", command])
+        self.manager = manager
+        let listening = waitUntil(within: .seconds(60)) {
+            (try? LoopbackSocket.connected(to: port)).map { close($0) } != nil || !manager.isRunning
+        }
+        guard listening, manager.isRunning else {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if !manager.isRunning || Date().timeIntervalSince(started) > 60 {
-                stop()
-                throw DidNotStart(log: text)
-            }
-            usleep(50_000)
+            stop()
+            throw DidNotStart(log: text)
         }
     }
 
@@ -75,13 +75,12 @@ public final class VarnishParent: @unchecked Sendable {
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        manager.kill9()
-        _ = manager.finish(deadline: 10)
-        if let worker = workerPID() { kill(worker, SIGKILL) }
-        let end = Date().addingTimeInterval(10)
-        while Date() < end, let fd = try? LoopbackSocket.connected(to: port) {
+        manager.killed(deadline: 10)
+        if let worker = workerPID() { ChildProcess.kill9(pid: worker) }
+        _ = waitUntil(within: .seconds(10)) {
+            guard let fd = try? LoopbackSocket.connected(to: port) else { return true }
             close(fd)
-            usleep(20_000)
+            return false
         }
     }
 

@@ -4,6 +4,8 @@
 Derives the call graph of CSupport/core/*.c from the sources (functions named suc_*, defined in
 one file and called in another; comments and strings left out) and fails on any call from a file
 to a file of a higher layer, and on a file that is in no layer. Calls within a layer are allowed.
+Each layer has one internal header (HEADERS); a file may include its own layer's header and those
+below it, never a higher one, so what a file can call is what its includes declare.
 A transaction reaches the eviction it may trigger on a full file system through a function
 pointer set at open (suc_cache.relieve_disk_full), as SQLite's pager reaches its busy handler.
 
@@ -18,14 +20,17 @@ import sys
 
 LAYERS = [
     ("os", ["os.c", "error.c"]),
-    ("format", ["record.c", "body_header.c"]),
+    ("format", ["record.c", "body_header.c", "index_key.c"]),
     ("txn", ["files.c", "txn.c", "generation_file.c", "unsynced.c"]),
-    ("index", ["index.c", "key_order.c", "tags.c", "partitions.c", "purge.c"]),
-    ("operations", ["body.c", "body_reader.c", "lookup.c", "writer.c", "lease.c", "quota.c", "generation.c",
-                    "usage.c", "space.c"]),
+    ("index", ["index.c", "secondaries.c", "time_orders.c", "key_order.c", "tags.c", "partitions.c", "purge.c"]),
+    ("operations", ["body.c", "body_reader.c", "lookup.c", "writer.c", "commit.c", "eviction.c", "bulk_remove.c",
+                    "lease.c", "quota.c", "generation.c", "usage.c", "space.c", "debug_hooks.c"]),
     ("maintenance", ["maintenance.c"]),
     ("handle", ["cache.c"]),
 ]
+
+# The internal header of each layer; maintenance and the handle use the operations' header.
+HEADERS = {"os.h": "os", "format.h": "format", "txn.h": "txn", "index.h": "index", "operations.h": "operations"}
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CSupport", "core")
 layer_of = {name: (rank, label) for rank, (label, names) in enumerate(LAYERS) for name in names}
@@ -55,6 +60,15 @@ for (caller, callee), functions in sorted(calls.items()):
     if caller in layer_of and callee in layer_of and layer_of[callee][0] > layer_of[caller][0]:
         failures.append(f"upward call: {caller} ({layer_of[caller][1]}) -> {callee} ({layer_of[callee][1]}): "
                         + ", ".join(sorted(functions)))
+rank_of_label = {label: rank for rank, (label, _) in enumerate(LAYERS)}
+for name in sorted(glob.glob(os.path.join(root, "*.[ch]"))):
+    base = os.path.basename(name)
+    mine = layer_of[base][0] if base in layer_of else HEADERS.get(base) and rank_of_label[HEADERS[base]]
+    for included in re.findall(r'^#include "([^"]+)"', open(name).read(), flags=re.M):
+        if included in HEADERS and mine is not None and rank_of_label[HEADERS[included]] > mine:
+            failures.append(f"upward include: {base} includes {included}")
+        elif included.endswith(".h") and included not in HEADERS and not included.startswith("shared_url_cache"):
+            failures.append(f"{base} includes {included}, which is no layer's header: add it to HEADERS")
 if "--graph" in sys.argv:
     for caller in sorted(sources):
         print(caller, "->", " ".join(sorted({b for (a, b) in calls if a == caller})))

@@ -6,7 +6,7 @@
  * Why pread and not mmap: another process may truncate the file under us; pread then returns
  * a short count, where a mapping would raise SIGBUS (docs/Reliability.md §3.4).
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

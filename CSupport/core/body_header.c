@@ -16,7 +16,7 @@
  *
  * Every byte may have been written by another member of the group: decoding trusts nothing.
  */
-#include "internal.h"
+#include "format.h"
 
 #include <string.h>
 

@@ -28,7 +28,7 @@
  * (unlink removes the name, not the open file), so a concurrent remove or replace never tears
  * a body that is being streamed: the reader finishes the version it opened.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

@@ -9,7 +9,7 @@
  * >  from a plain open() call - close()ing it breaks flock() advisory locking."
  *   → one handle per (device, inode) per process, reference-counted (the registry below).
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <dirent.h>

@@ -2,7 +2,9 @@
  * error.c — result codes (described once, in SUC_RESULT_CODES), and the mapping from errno /
  * LMDB codes.
  */
-#include "internal.h"
+#include "os.h"
+
+#include <lmdb.h>
 
 #include <errno.h>
 #include <stdarg.h>

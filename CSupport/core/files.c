@@ -3,7 +3,7 @@
  * paths and their fan-out directories, unlinking body files, and the file system's free space.
  * Everything above uses these instead of paths of its own.
  */
-#include "internal.h"
+#include "txn.h"
 #include "os.h"
 
 #include <errno.h>

@@ -24,7 +24,7 @@
  * 3 leaves the old files (likewise). Generation 0 is the file name every earlier release used,
  * index.lmdb, so a directory that was never rewritten stays readable by them.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>
@@ -217,12 +217,13 @@ static int rewrite_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
         rc = suc_fail_mdb(err, "mdb_env_open(new index)", mrc);
         goto out;
     }
-    const MDB_dbi src[4] = {c->dbi_main, c->dbi_by_time, c->dbi_by_use, c->dbi_meta};
-    static const char *names[4] = {"main", "by_time", "by_use", "meta"};
-    for (int i = 0; i < 4 && !rc; i++) {
+    MDB_dbi src[SUC_INDEX_TABLES_MAX];
+    const char *names[SUC_INDEX_TABLES_MAX];
+    size_t count = suc_index_tables(c, names, src);
+    for (size_t i = 0; i < count && !rc; i++) {
         uint64_t n = 0;
         rc = copy_table(txn, src[i], dst, names[i], &n, err);
-        if (i == 0) ctx->entries = n;
+        if (i == 0) ctx->entries = n; /* main comes first */
     }
     if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(copied)", errno);
     if (!rc && (mrc = mdb_env_sync(dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);

@@ -3,7 +3,7 @@
  * and the shared lock every open handle holds on it (docs/Capacity.md, "Index generations";
  * the rewrite that publishes a new generation is generation.c).
  */
-#include "internal.h"
+#include "txn.h"
 #include "os.h"
 
 #include <dirent.h>

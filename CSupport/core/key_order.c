@@ -19,7 +19,7 @@
  * no page of its own. An earlier release stores without postings but keeps the `entries`
  * counter: the two differ from then on, and a prefix purge walks instead (docs/Formats.md).
  */
-#include "internal.h"
+#include "index.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -94,16 +94,23 @@ static int posting_key_hash(const uint8_t *posting, size_t len, uint8_t hash[SUC
     return 1;
 }
 
-static int variants_left(suc_cache *c, MDB_txn *txn, const uint8_t key_hash[SUC_KEY_HASH_LEN], int *out,
-                         suc_error *err) {
+/* Whether a variant of `ikey`'s key other than `ikey` itself is stored (the delete asking has
+ * not removed its record yet). */
+static int other_variants_left(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int *out, suc_error *err) {
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
     if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
-    MDB_val k = {SUC_KEY_HASH_LEN, (void *)key_hash}, v;
-    mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    MDB_val k = {SUC_KEY_HASH_LEN, (void *)ikey}, v;
+    *out = 0;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_IKEY_LEN || memcmp(k.mv_data, ikey, SUC_KEY_HASH_LEN) != 0) break;
+        if (memcmp(k.mv_data, ikey, SUC_IKEY_LEN) != 0) {
+            *out = 1;
+            break;
+        }
+    }
     mdb_cursor_close(cur);
     if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(main)", mrc);
-    *out = mrc == 0 && k.mv_size == SUC_IKEY_LEN && memcmp(k.mv_data, key_hash, SUC_KEY_HASH_LEN) == 0;
     return SUC_OK;
 }
 
@@ -113,31 +120,39 @@ static int kept(suc_cache *c, MDB_txn *txn) {
     return mdb_get(txn, c->dbi_meta, &k, &v) == 0;
 }
 
-size_t suc_key_order_posting(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
-                             uint8_t out[SUC_POSTING_MAX]) {
+/* The posting of record `r`'s key (0: the directory keeps none, or the key is not in the URL
+ * layout); `out` holds SUC_POSTING_MAX bytes. */
+static size_t posting_of(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                         uint8_t out[SUC_POSTING_MAX]) {
     if (url_length_offset(r->key, r->key_len) == 0 || !kept(c, txn)) return 0;
     return posting_make(r->key, r->key_len, ikey, out);
 }
 
-int suc_key_order_put(suc_cache *c, MDB_txn *txn, const uint8_t *posting, size_t len, suc_error *err) {
+/* A store writes its key's posting (one key, many variants: one posting). */
+static int order_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    uint8_t posting[SUC_POSTING_MAX];
+    size_t len = posting_of(c, txn, ch->new_rec, ch->ikey, posting);
     if (!len) return SUC_OK;
-    MDB_val k = {len, (void *)posting}, empty = {0, NULL};
+    MDB_val k = {len, posting}, empty = {0, NULL};
     /* A key stored before has its posting: leave its page clean. */
     int mrc = mdb_put(txn, c->dbi_meta, &k, &empty, MDB_NOOVERWRITE);
     return mrc && mrc != MDB_KEYEXIST ? suc_fail_mdb(err, "mdb_put(key order)", mrc) : SUC_OK;
 }
 
-int suc_key_order_drop(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const uint8_t *posting,
-                       size_t len, suc_error *err) {
+/* A removal drops the posting when no other variant of the key is left. */
+static int order_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    uint8_t posting[SUC_POSTING_MAX];
+    size_t len = posting_of(c, txn, ch->old, ch->ikey, posting);
     if (!len) return SUC_OK;
-    int left = 0, rc = variants_left(c, txn, ikey, &left, err);
+    int left = 0, rc = other_variants_left(c, txn, ch->ikey, &left, err);
     if (rc || left) return rc;
-    MDB_val k = {len, (void *)posting};
+    MDB_val k = {len, posting};
     int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order)", mrc) : SUC_OK;
 }
 
-int suc_key_order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err) {
+/* Keeps the entries count the postings were kept for (every commit that changes the count). */
+static int order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err) {
     MDB_val k = {sizeof count_key, (void *)count_key}, v;
     int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
     if (mrc == MDB_NOTFOUND) return SUC_OK; /* not kept (yet): nothing to keep exact */
@@ -166,7 +181,7 @@ static int delete_postings(suc_cache *c, MDB_txn *txn, suc_error *err) {
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order)", mrc) : SUC_OK;
 }
 
-int suc_key_order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
+static int order_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
     if (!kept(c, txn)) return SUC_OK;
     return build(c, txn, err);
 }
@@ -415,7 +430,16 @@ static int count_stale_postings(suc_cache *c, uint64_t *stale, suc_error *err) {
     return rc;
 }
 
-int suc_key_order_check(suc_cache *c, uint64_t *mismatches, suc_error *err) {
+static int rebuild_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    (void)vctx;
+    return order_rebuild(c, txn, err);
+}
+
+/* Postings missing for stored keys plus postings naming no stored key, when the directory keeps a
+ * complete URL order; fix writes them again from the records (here when records of another
+ * release keep the recount from running). */
+static int order_check(suc_cache *c, suc_check *chk, suc_error *err) {
+    uint64_t *mismatches = &chk->report->key_order_mismatches;
     *mismatches = 0;
     int kept_before = 0, complete_before = 0, kept_after = 0, complete_after = 0;
     int rc = suc_key_order_state(c, &kept_before, &complete_before, err);
@@ -426,5 +450,12 @@ int suc_key_order_check(suc_cache *c, uint64_t *mismatches, suc_error *err) {
      * is then incomplete (purges walk), not damaged. */
     if ((rc = suc_key_order_state(c, &kept_after, &complete_after, err))) return rc;
     if (kept_after && complete_after) *mismatches = found;
-    return SUC_OK;
+    if (!chk->fix || !*mismatches) return SUC_OK;
+    chk->report->repaired += *mismatches;
+    return chk->foreign_records ? suc_write_txn(c, rebuild_apply, NULL, NULL, err) : SUC_OK;
 }
+
+const suc_secondary suc_key_order_secondary = {
+    .name = "key order", .on_put = order_put, .on_delete = order_delete, .on_count = order_count,
+    .check = order_check, .rebuild = order_rebuild,
+};

@@ -14,7 +14,7 @@
  * A note of another name in the same slot reads as "not finished", which only costs a
  * redundant origin request.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

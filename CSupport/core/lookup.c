@@ -3,7 +3,7 @@
  * validation read), suc_list_variants, and the one function that turns a record into the view
  * callers see (used by suc_scan too, so every call reports the same sizes).
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
  * an orphan only when no record refers to it AND it is older than a grace period (a store
  * renames its body into place just before its commit).
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <dirent.h>
@@ -364,7 +364,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     ctx->done = 1;
     for (uint32_t n = 0; n < batch;) {
         uint8_t t[SUC_TKEY_LEN];
-        int mrc = suc_index_least_recent(c, txn, t);
+        int mrc = suc_use_order_oldest(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
@@ -373,8 +373,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         int64_t before_bytes = d.stored_bytes + d.record_bytes;
         int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);
         if (rc == MDB_NOTFOUND) {
-            MDB_val tk = {SUC_TKEY_LEN, t};
-            if ((mrc = mdb_del(txn, c->dbi_by_use, &tk, NULL))) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+            if ((rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err))) return rc;
             ctx->strays++;
             continue;
         }
@@ -425,7 +424,7 @@ static int evict_dry_run(suc_cache *c, const evict_ctx *e, suc_compact_report *o
 
 /* Pages in use by the tables (what a compact copy holds) and the counters the model needs. */
 typedef struct index_shape {
-    uint64_t used_bytes;   /* pages of the four tables + the two meta pages */
+    uint64_t used_bytes;   /* pages of the index's tables + the two meta pages */
     uint64_t record_bytes, entries;
 } index_shape;
 
@@ -434,9 +433,11 @@ static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
     memset(out, 0, sizeof *out);
-    const MDB_dbi dbis[4] = {c->dbi_main, c->dbi_by_time, c->dbi_by_use, c->dbi_meta};
+    MDB_dbi dbis[SUC_INDEX_TABLES_MAX];
+    const char *names[SUC_INDEX_TABLES_MAX];
+    size_t count = suc_index_tables(c, names, dbis);
     MDB_stat st = {0};
-    for (int i = 0; i < 4; i++) {
+    for (size_t i = 0; i < count; i++) {
         if (mdb_stat(txn, dbis[i], &st)) continue;
         out->used_bytes += (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * (uint64_t)st.ms_psize;
     }
@@ -677,83 +678,7 @@ static int recount_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
         suc_meta_put(c, txn, "record_bytes", (uint64_t)s.record_bytes) ||
         suc_meta_put(c, txn, "file_bytes", (uint64_t)s.file_bytes))
         return suc_fail(err, SUC_EINDEX, "mdb_put(meta)", 0, 0, "could not write counters");
-    int rc = suc_partitions_recount(c, txn, err);
-    return rc ? rc : suc_key_order_rebuild(c, txn, err);
-}
-
-static int key_order_rebuild_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
-    (void)vctx;
-    return suc_key_order_rebuild(c, txn, err);
-}
-
-typedef struct stray_ctx {
-    MDB_dbi dbi;
-    uint8_t (*keys)[SUC_TKEY_LEN];
-    size_t n;
-    int use_time;
-} stray_ctx;
-
-/* Drops time-index keys that are still stray inside the write (the entry may have been stored
- * again since the read). */
-static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
-    stray_ctx *ctx = vctx;
-    for (size_t i = 0; i < ctx->n; i++) {
-        MDB_val mk = {SUC_IKEY_LEN, ctx->keys[i] + 8}, mv;
-        suc_record r;
-        if (mdb_get(txn, c->dbi_main, &mk, &mv) == 0 && suc_record_decode(mv.mv_data, mv.mv_size, &r) == SUC_OK &&
-            (ctx->use_time ? r.last_used_ms : r.stored_at_ms) == suc_tkey_time(ctx->keys[i]))
-            continue;
-        MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
-        int mrc = mdb_del(txn, ctx->dbi, &tk, NULL);
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time index)", mrc);
-    }
-    return SUC_OK;
-}
-
-/* Time-index keys must point at a record with that very time; strays are counted (and dropped
- * with fix), one batch of keys per read transaction. */
-static int check_time_index(suc_cache *c, MDB_dbi dbi, int use_time, int fix, uint64_t *strays, suc_error *err) {
-    uint8_t last[SUC_TKEY_LEN];
-    int have_last = 0;
-    uint8_t (*bad)[SUC_TKEY_LEN] = malloc(DEFAULT_BATCH * SUC_TKEY_LEN);
-    if (!bad) return suc_fail(err, SUC_ENOMEM, "malloc", ENOMEM, 0, "out of memory");
-    int rc = SUC_OK;
-    for (;;) {
-        size_t nbad = 0, seen = 0;
-        MDB_txn *txn;
-        if ((rc = suc_rtxn_begin(c, &txn, err))) break;
-        MDB_cursor *cur;
-        int mrc = mdb_cursor_open(txn, dbi, &cur);
-        if (!mrc) {
-            MDB_val k = {SUC_TKEY_LEN, last}, v;
-            mrc = have_last ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-            if (mrc == 0 && have_last && k.mv_size == SUC_TKEY_LEN && !memcmp(k.mv_data, last, SUC_TKEY_LEN))
-                mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-            for (; mrc == 0 && seen < DEFAULT_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
-                if (k.mv_size != SUC_TKEY_LEN) continue;
-                memcpy(last, k.mv_data, SUC_TKEY_LEN);
-                have_last = 1;
-                MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
-                suc_record r;
-                int found = mdb_get(txn, c->dbi_main, &mk, &mv) == 0;
-                int drc = found ? suc_record_decode(mv.mv_data, mv.mv_size, &r) : SUC_ENOTFOUND;
-                /* Another release's record: its time keys are its own business. */
-                int stray = drc != SUC_EVERSION &&
-                            (drc != SUC_OK || (use_time ? r.last_used_ms : r.stored_at_ms) != suc_tkey_time(k.mv_data));
-                if (stray) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
-            }
-            mdb_cursor_close(cur);
-        }
-        suc_rtxn_end(c, txn);
-        *strays += nbad;
-        if (fix && nbad) {
-            stray_ctx ctx = {dbi, bad, nbad, use_time};
-            if ((rc = suc_write_txn_ex(c, drop_strays_apply, NULL, &ctx, 1, err))) break;
-        }
-        if (seen < DEFAULT_BATCH) break;
-    }
-    free(bad);
-    return rc;
+    return suc_secondaries_rebuild(c, txn, err);
 }
 
 int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *err) {
@@ -824,20 +749,6 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
         if (n < DEFAULT_BATCH) break;
     }
     free(items);
-    /* Time indexes → index. */
-    uint64_t strays = 0;
-    if (!rc) rc = check_time_index(c, c->dbi_by_time, 0, fix, &strays, err);
-    if (!rc) rc = check_time_index(c, c->dbi_by_use, 1, fix, &strays, err);
-    out->stray_index_keys = strays;
-    if (fix) out->repaired += strays;
-    /* Key-order postings ↔ records: a posting missing makes a prefix purge miss its entry.
-     * Fix writes them again from the records (with the counters below, or here when those are
-     * not recounted). */
-    if (!rc) rc = suc_key_order_check(c, &out->key_order_mismatches, err);
-    if (!rc && fix && out->key_order_mismatches) {
-        out->repaired += out->key_order_mismatches;
-        if (out->other_format_entries) rc = suc_write_txn(c, key_order_rebuild_apply, NULL, NULL, err);
-    }
     /* Bodies → index: orphans (any age counts; fix removes those past a 10-minute grace). */
     if (!rc) {
         sweep_result s = {0};
@@ -846,6 +757,11 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
         out->temp_files = s.temps;
         out->leftover_bytes = s.orphan_bytes + s.temp_bytes;
         out->rebuilt = (int)s.restored;
+    }
+    /* The secondary structures (time orders, postings, partition counters) → records. */
+    if (!rc) {
+        suc_check chk = {fix, out->other_format_entries != 0, out->unreadable_records != 0, out};
+        rc = suc_secondaries_check(c, &chk, err);
     }
     /* Counters. */
     if (!rc) {
@@ -857,10 +773,6 @@ int suc_verify(suc_cache *c, uint32_t flags, suc_verify_report *out, suc_error *
         out->counters_match = !rc && st.entries == (uint64_t)sums.entries && st.record_bytes == (uint64_t)sums.record_bytes &&
                               (!bodies_known || (st.body_bytes == (uint64_t)sums.body_bytes &&
                                                  st.stored_bytes == (uint64_t)sums.stored_bytes));
-        /* Partition counters: only this release keeps them, so an earlier one sharing the
-         * directory leaves them behind (docs/Capacity.md); fix counts them again. */
-        if (!rc && bodies_known && out->unreadable_records == 0) rc = suc_partitions_check(c, &out->partition_counters_match, err);
-        else out->partition_counters_match = 1; /* cannot be told apart from another release's entries */
         if (!rc && bodies_known && (fix || out->rebuilt)) {
             recount_ctx rctx = {0};
             rc = suc_write_txn(c, recount_apply, NULL, &rctx, err);

@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "shared_url_cache.h"
+#include "shared_url_cache_testing.h"
+
 /* Returns non-zero (and sets errno) when the fault table says this call of `op` must fail. */
 int suc_os_fault(int op);
 
@@ -33,5 +36,17 @@ void *suc_os_realloc(void *p, size_t len);
 int suc_os_random(void *buf, size_t len);
 int64_t suc_os_now_ms(void);
 int suc_os_flock_bounded(int fd, int op, int timeout_ms);
+
+/* ---- errors (error.c) ------------------------------------------------------------------ */
+
+/* Fills `err` (if non-NULL) and returns `code`. */
+int suc_fail(suc_error *err, int code, const char *op, int sys_errno, int lib_rc,
+             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Maps an errno from a failed syscall to a SUC_E* code. */
+int suc_code_from_errno(int e);
+/* Maps an LMDB rc to a SUC_E* code. */
+int suc_code_from_mdb(int rc);
+int suc_fail_errno(suc_error *err, const char *op, int e);
+int suc_fail_mdb(suc_error *err, const char *op, int rc);
 
 #endif

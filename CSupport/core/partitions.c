@@ -16,7 +16,7 @@
  * directory's own counters are. Bytes are counted as the capacity counts them: record bytes
  * plus block-rounded body files (docs/Capacity.md), what `du` shows for the entries.
  */
-#include "internal.h"
+#include "index.h"
 #include "os.h"
 
 #include <errno.h>
@@ -524,3 +524,28 @@ int suc_partitions_check(suc_cache *c, int *out_match, suc_error *err) {
     table_free(&t);
     return rc;
 }
+
+/* ---- as a secondary structure of the index (secondaries.c) ----------------------------- */
+
+static int partitions_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return suc_partition_replace(c, txn, ch->ikey, ch->old, ch->old_len, ch->new_rec, ch->new_len, &ch->part_quota,
+                                 &ch->part_bytes, err);
+}
+
+static int partitions_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return suc_partition_replace(c, txn, ch->ikey, ch->old, ch->old_len, NULL, 0, NULL, NULL, err);
+}
+
+/* Only this release keeps the counters, so records of another release (or unreadable ones,
+ * which cannot be told from those) leave nothing to compare. */
+static int partitions_verify(suc_cache *c, suc_check *chk, suc_error *err) {
+    chk->report->partition_counters_match = 1;
+    if (chk->foreign_records || chk->unreadable_records) return SUC_OK;
+    return suc_partitions_check(c, &chk->report->partition_counters_match, err);
+}
+
+const suc_secondary suc_partitions_secondary = {
+    .name = "partitions", .on_put = partitions_put, .on_delete = partitions_delete,
+    .wants_touches = suc_partition_any_use_keys, .on_touch = suc_partition_touch, .check = partitions_verify,
+    .rebuild = suc_partitions_recount,
+};

@@ -7,7 +7,7 @@
  * which entries it names, and removes them (or marks them stale). A posting whose entries are
  * gone is dropped: it was left by an earlier release, which removes entries without postings.
  */
-#include "internal.h"
+#include "index.h"
 #include "os.h"
 
 #include <errno.h>

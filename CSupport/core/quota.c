@@ -8,7 +8,7 @@
  * last-use order), then walks the entries in write transactions of PART_BATCH to put the
  * partition's existing entries into that order, then evicts down to the quota.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

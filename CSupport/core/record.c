@@ -32,7 +32,7 @@
  * the record keeps its length, which must stay equal to the body file's record copy
  * (docs/Formats.md, "Tags and soft purge").
  */
-#include "internal.h"
+#include "format.h"
 
 #include <string.h>
 

@@ -14,7 +14,7 @@
  * is a miss that is purged at its next lookup, which is what a lost body always was; so the
  * reversed order can cost entries, never serve a wrong one.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
  * such a posting, and one whose tag hash collides, is found stale when the purge reads the
  * record (it must list the tag) and is dropped then (docs/Formats.md, "Tags and soft purge").
  */
-#include "internal.h"
+#include "index.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -66,12 +66,26 @@ static int posting_apply(const uint8_t *tag, size_t len, void *vctx) {
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(ctx->err, "mdb_del(tag)", mrc) : SUC_OK;
 }
 
-int suc_tags_index(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, int put,
-                   suc_error *err) {
+/* Writes (put = 1) or drops (put = 0) the postings of record `r` at `ikey`. */
+static int postings_change(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, int put,
+                           suc_error *err) {
     if (!r->tags_len) return SUC_OK;
     posting_ctx ctx = {c, txn, ikey, put, err};
     return for_each_tag(r, posting_apply, &ctx);
 }
+
+static int tags_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    int rc = ch->old ? postings_change(c, txn, ch->ikey, ch->old, 0, err) : SUC_OK;
+    return rc ? rc : postings_change(c, txn, ch->ikey, ch->new_rec, 1, err);
+}
+
+static int tags_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return postings_change(c, txn, ch->ikey, ch->old, 0, err);
+}
+
+/* Stale postings (an earlier release's removals, hash collisions) are dropped by the purge that
+ * meets them, so there is nothing for verify to check or a recount to rebuild. */
+const suc_secondary suc_tags_secondary = {.name = "tags", .on_put = tags_put, .on_delete = tags_delete};
 
 int suc_tags_check(const void *tags, size_t len, suc_error *err) {
     if (!len) return SUC_OK;

@@ -12,7 +12,7 @@
  * >  process" and, after another process grew the map, "pass 0 to adopt the new size".
  *   → every transaction holds map_lock shared; growth and adoption hold it exclusive.
  */
-#include "internal.h"
+#include "txn.h"
 #include "os.h"
 
 #include <errno.h>

@@ -28,7 +28,7 @@
  * Marker file (64 bytes): "SUCSYNC\0", the boot id as 40 bytes (NUL padded), the time it was set
  * (i64 ms, little endian; 0 = clear), 8 reserved bytes.
  */
-#include "internal.h"
+#include "txn.h"
 #include "os.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
  * estimated from the counters the index keeps exact in every commit, two fstat calls and a
  * listing of tmp/ (what SharedCache.currentDiskUsage and the online cap use on every store).
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <dirent.h>

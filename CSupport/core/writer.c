@@ -7,7 +7,7 @@
  * crash at any point leaves at worst an unreferenced file that compaction removes; a reader can
  * never find an index record whose body is not complete.
  */
-#include "internal.h"
+#include "operations.h"
 #include "os.h"
 
 #include <errno.h>

@@ -1,0 +1,354 @@
+/*
+ * commit.c — the write operations and their group commit: a store under the online cap and its
+ * partition's quota, with its variant rule; removals, soft purges and purges of damaged entries.
+ * Operations queue here; the first writer to find no batch in progress commits them all in one
+ * transaction (one fsync for many stores), carrying the queued last-use updates and usage counts.
+ */
+#include "operations.h"
+#include "os.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct batch_ctx {
+    suc_op *ops;
+    suc_touch *touches;
+    size_t touch_count;
+    suc_counters delta;
+    uint64_t hits, misses; /* usage counts this batch carries to the index */
+} batch_ctx;
+
+/* Removes every variant of op->key except the ikeys in `keep` (count `nkeep`). */
+static int remove_other_variants(suc_cache *c, MDB_txn *txn, suc_op *op, const uint8_t *keep, size_t nkeep,
+                                 suc_counters *d, suc_error *err) {
+    uint8_t *list = NULL;
+    size_t n = 0;
+    int rc = suc_index_variants(c, txn, op->ikey, op->key, op->key_len, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        const uint8_t *ikey = list + i * SUC_IKEY_LEN;
+        int kept = 0;
+        for (size_t j = 0; j < nkeep; j++) kept |= memcmp(ikey, keep + j * SUC_IKEY_LEN, SUC_IKEY_LEN) == 0;
+        if (kept) continue;
+        rc = suc_index_delete(c, txn, ikey, op, d, err);
+        if (rc == MDB_NOTFOUND) rc = SUC_OK;
+    }
+    free(list);
+    return rc;
+}
+
+/* The put's variant rule (SUC_PUT_SOLE_VARIANT / SUC_PUT_SELECTOR), in the put's transaction,
+ * after its record went in. Removals here are the store's bookkeeping, not removals. */
+static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                              suc_error *err) {
+    uint64_t removed = op->removed;
+    int rc;
+    if (op->put_flags & SUC_PUT_SOLE_VARIANT) {
+        rc = remove_other_variants(c, txn, op, op->ikey, 1, d, err);
+    } else {
+        uint8_t keep[2 * SUC_IKEY_LEN];
+        memcpy(keep, op->ikey, SUC_IKEY_LEN);
+        suc_ikey_make(op->key, op->key_len, NULL, 0, keep + SUC_IKEY_LEN);
+        MDB_val k = {SUC_IKEY_LEN, keep + SUC_IKEY_LEN}, v;
+        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(selector)", mrc);
+        suc_record old, sel;
+        if (suc_record_decode(op->selector, op->selector_len, &sel))
+            return suc_fail(err, SUC_EINVAL, "selector", 0, 0, "internal: selector does not decode");
+        if (mrc == 0 && suc_record_decode(v.mv_data, v.mv_size, &old) == SUC_OK && old.key_len == op->key_len &&
+            memcmp(old.key, op->key, op->key_len) == 0 && old.app_flags == sel.app_flags &&
+            old.head_len == sel.head_len && memcmp(old.head, sel.head, sel.head_len) == 0)
+            return SUC_OK; /* the same selector: the other variants stay selectable */
+        suc_op put = {0};
+        memcpy(put.ikey, keep + SUC_IKEY_LEN, SUC_IKEY_LEN);
+        put.record = op->selector;
+        put.record_len = op->selector_len;
+        rc = suc_index_put(c, txn, &put, d, seq, err);
+        d->stores -= 1; /* bookkeeping, not a store */
+        /* A response stored there before had a body file: it goes after the commit too. */
+        for (size_t i = 0; rc == SUC_OK && i < put.dead_count; i++)
+            if (suc_op_add_dead(op, put.dead_ids + i * SUC_BODY_ID_LEN))
+                rc = suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
+        suc_op_release(&put);
+        /* Another record was there: the variants it selected are not this selector's. */
+        if (rc == SUC_OK && mrc == 0) rc = remove_other_variants(c, txn, op, keep, 2, d, err);
+    }
+    op->removed = removed;
+    return rc;
+}
+
+/* A put under the online cap (a full cache evicts, as URLCache does, and a missed cron run
+ * cannot fill the disk) and under its partition's quota: least-recently-used entries are
+ * evicted in the same commit until the new entry fits, first the partition's own (so one noisy
+ * partition cannot evict the others), then the directory's; only an entry larger than the cap
+ * or the quota itself is refused (the batch goes on). */
+#define SUC_CAP_EVICT_MAX 100000u
+
+static int refuse(suc_op *op, uint64_t need, const char *what, uint64_t limit) {
+    op->op_rc = suc_fail(&op->err, SUC_ECAPACITY, "capacity", 0, 0,
+                         "store refused: the entry (%llu bytes) is larger than %s of %llu bytes",
+                         (unsigned long long)need, what, (unsigned long long)limit);
+    return SUC_OK;
+}
+
+static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
+                            suc_error *err) {
+    uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
+    suc_record r;
+    if (suc_record_decode(op->record, op->record_len, &r) != SUC_OK) return suc_index_put(c, txn, op, d, seq, err);
+    uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
+    uint8_t pkey[SUC_PART_KEY_LEN];
+    suc_partition_key(r.partition, r.partition_len, pkey);
+    int rc;
+    if (cap) {
+        /* The partition's own entries go before the directory's: its quota is read first. */
+        uint64_t quota = 0, counted = 0;
+        if ((rc = suc_partition_quota(c, txn, pkey, &quota, &counted))) return suc_fail_mdb(err, "mdb_get(partition)", rc);
+        /* The entry it replaces goes first: its bytes are not in the way. */
+        rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+        if (rc && rc != MDB_NOTFOUND) return rc;
+        if (quota && need > quota) return refuse(op, need, "the partition's quota", quota);
+        if (need > cap) return refuse(op, need, "the capacity", cap); /* could never fit: evict nothing */
+        if (quota && (rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, NULL, op, d, NULL, err)))
+            return rc;
+        rc = suc_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
+        if (rc == SUC_ECAPACITY) return refuse(op, need, "the capacity", cap);
+        if (rc) return rc;
+    }
+    if ((rc = suc_index_put(c, txn, op, d, seq, err))) return rc;
+    /* Without a cap the quota is checked after the put, from the counters the put just wrote:
+     * no read of its own for a partition without one (the common case). */
+    if (!cap && op->part_quota && op->part_bytes > op->part_quota) {
+        uint64_t quota = op->part_quota;
+        if (need > quota) { /* could never fit: the entry goes again, and so is the one it replaced */
+            rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+            if (rc && rc != MDB_NOTFOUND) return rc;
+            d->stores -= 1;
+            return refuse(op, need, "the partition's quota", quota);
+        }
+        if ((rc = suc_partition_evict(c, txn, pkey, quota, SUC_CAP_EVICT_MAX, op->ikey, op, d, NULL, err))) return rc;
+    }
+    if (!op->put_flags) return SUC_OK;
+    return apply_variant_rule(c, txn, op, d, seq, err);
+}
+
+/* The index keys a remove or invalidate names: its one variant, unless the record there belongs
+ * to another key (a hash collision must not touch another entry), or every variant of its key. */
+static int op_targets(suc_cache *c, MDB_txn *txn, suc_op *op, uint8_t **out, size_t *count, suc_error *err) {
+    *out = NULL;
+    *count = 0;
+    if (op->variant_all) return suc_index_variants(c, txn, op->ikey, op->key, op->key_len, out, count, err);
+    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record r;
+    if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
+        (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
+        return SUC_OK;
+    if (!(*out = malloc(SUC_IKEY_LEN))) return suc_fail(err, SUC_ENOMEM, "malloc(targets)", ENOMEM, 0, "out of memory");
+    memcpy(*out, op->ikey, SUC_IKEY_LEN);
+    *count = 1;
+    return SUC_OK;
+}
+
+static int apply_remove(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
+    uint8_t *list;
+    size_t n;
+    int rc = op_targets(c, txn, op, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        rc = suc_index_delete(c, txn, list + i * SUC_IKEY_LEN, op, d, err);
+        if (rc == MDB_NOTFOUND) rc = SUC_OK;
+    }
+    free(list);
+    return rc;
+}
+
+static int apply_invalidate(suc_cache *c, MDB_txn *txn, suc_op *op, uint64_t *seq, suc_error *err) {
+    uint32_t now_s = (uint32_t)(suc_os_now_ms() / 1000);
+    uint8_t *list;
+    size_t n;
+    int rc = op_targets(c, txn, op, &list, &n, err);
+    for (size_t i = 0; rc == SUC_OK && i < n; i++) {
+        int marked = 0;
+        rc = suc_index_invalidate(c, txn, list + i * SUC_IKEY_LEN, now_s, seq, &marked, err);
+        op->removed += (uint64_t)marked;
+    }
+    free(list);
+    return rc;
+}
+
+static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record r;
+    int decoded = suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK;
+    /* Only what was read and found bad: a newer entry stored since then stays. */
+    if (op->expect_version == 0 ? decoded : (!decoded || r.version != op->expect_version)) return SUC_OK;
+    d->corrupt_purges++;
+    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+    return rc == MDB_NOTFOUND ? SUC_OK : rc;
+}
+
+static void batch_reset(void *vctx) {
+    batch_ctx *ctx = vctx;
+    memset(&ctx->delta, 0, sizeof ctx->delta);
+    for (suc_op *op = ctx->ops; op; op = op->next) {
+        op->removed = 0;
+        op->version = 0;
+        op->dead_count = 0;
+        op->op_rc = 0;
+    }
+}
+
+static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    batch_ctx *ctx = vctx;
+    uint64_t seq0 = 0, seq;
+    int rc = SUC_OK;
+    int has_put = 0; /* or another operation that assigns versions */
+    int stores = 0;
+    for (suc_op *op = ctx->ops; op; op = op->next) {
+        has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE;
+        stores |= op->kind == SUC_OP_PUT;
+    }
+    if (has_put) {
+        /* Read the version counter once; written back once at the end of the batch. */
+        if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
+    }
+    /* A store a power loss must not take makes relaxed commits to this index synced. */
+    if (stores && (rc = suc_unsynced_note_synced_store(c, txn, err))) return rc;
+    seq = seq0 ? seq0 - 1 : 0;
+    for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next) {
+        switch (op->kind) {
+        case SUC_OP_PUT: rc = apply_put_capped(c, txn, op, &ctx->delta, &seq, err); break;
+        case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
+        case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
+        case SUC_OP_INVALIDATE: rc = apply_invalidate(c, txn, op, &seq, err); break;
+        default: break;
+        }
+    }
+    if (rc) return rc;
+    if (has_put && seq != seq0) {
+        uint8_t buf[8];
+        suc_put_u64(buf, seq);
+        MDB_val k = {3, "seq"}, v = {8, buf};
+        int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+        if (mrc) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
+    }
+    if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
+    ctx->delta.hits = (int64_t)ctx->hits;
+    ctx->delta.misses = (int64_t)ctx->misses;
+    return suc_meta_add_counters(c, txn, &ctx->delta, err);
+}
+
+/*
+ * Group commit (leader/follower): the first writer to find no batch in progress takes every
+ * queued operation and commits them in one transaction; the others wait for it. With N writer
+ * threads, one fsync serves up to N stores. Queued last-use updates ride along for free.
+ */
+int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    op->next = NULL;
+    op->done = 0;
+    pthread_mutex_lock(&c->commit_mu);
+    if (c->queue_tail) c->queue_tail->next = op;
+    else c->queue_head = op;
+    c->queue_tail = op;
+    while (!op->done) {
+        if (c->leader_active) {
+            pthread_cond_wait(&c->commit_cv, &c->commit_mu);
+            continue;
+        }
+        c->leader_active = 1;
+        batch_ctx ctx = {0};
+        ctx.ops = c->queue_head;
+        c->queue_head = c->queue_tail = NULL;
+        pthread_mutex_unlock(&c->commit_mu);
+
+        pthread_mutex_lock(&c->touch_mu);
+        suc_touch *mine = NULL;
+        if (c->touch_count && (mine = malloc(sizeof(suc_touch) * c->touch_count))) {
+            memcpy(mine, c->touches, sizeof(suc_touch) * c->touch_count);
+            ctx.touches = mine;
+            ctx.touch_count = c->touch_count;
+            c->touch_count = 0;
+        }
+        pthread_mutex_unlock(&c->touch_mu);
+
+        ctx.hits = atomic_exchange(&c->pending_hits, 0);
+        ctx.misses = atomic_exchange(&c->pending_misses, 0);
+        int removal_only = 1;
+        for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
+        suc_error berr = {0};
+        int brc = suc_write_txn_ex(c, batch_apply, batch_reset, &ctx, removal_only, &berr);
+        free(mine);
+        if (brc) { /* not written: keep them for the next write */
+            atomic_fetch_add(&c->pending_hits, ctx.hits);
+            atomic_fetch_add(&c->pending_misses, ctx.misses);
+        }
+
+        pthread_mutex_lock(&c->commit_mu);
+        for (suc_op *o = ctx.ops; o; o = o->next) {
+            o->rc = brc ? brc : o->op_rc; /* op_rc: refused alone, the batch committed */
+            if (brc) o->err = berr;
+            o->done = 1;
+        }
+        c->leader_active = 0;
+        pthread_cond_broadcast(&c->commit_cv);
+    }
+    pthread_mutex_unlock(&c->commit_mu);
+    if (op->rc && err) *err = op->err;
+    return op->rc;
+}
+
+/* ---- purges of damaged entries and removals ---------------------------------------- */
+
+/* Purges an entry found bad, if it is still the one that was read (a write; rare). */
+void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version) {
+    suc_op op = {0};
+    op.kind = SUC_OP_PURGE_IF;
+    memcpy(op.ikey, ikey, SUC_IKEY_LEN);
+    op.expect_version = version;
+    if (suc_index_submit(c, &op, NULL) == SUC_OK) suc_body_unlink_ids(c, op.dead_ids, op.dead_count);
+    suc_op_release(&op);
+}
+
+/* ---- removals ----------------------------------------------------------------------- */
+
+/* One operation on (key, variant), or with variant == NULL on every variant of key, through the
+ * group commit; `out_count` gets how many entries it removed (or marked). */
+static int key_op(suc_cache *c, suc_op_kind kind, const char *name, const void *key, size_t key_len,
+                  const void *variant, size_t variant_len, uint64_t *out_count, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!key || !key_len || (variant_len && !variant)) return suc_fail(err, SUC_EINVAL, name, 0, 0, "a key is required");
+    suc_op op = {0};
+    op.kind = kind;
+    op.key = key;
+    op.key_len = key_len;
+    op.variant_all = variant == NULL;
+    suc_ikey_make(key, key_len, variant, variant_len, op.ikey);
+    rc = suc_index_submit(c, &op, err);
+    if (rc == SUC_OK) {
+        suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* delete order: commit, then unlink */
+        if (out_count) *out_count = op.removed;
+    }
+    suc_op_release(&op);
+    return rc;
+}
+
+int suc_remove(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+               uint64_t *out_removed, suc_error *err) {
+    return key_op(c, SUC_OP_REMOVE, "suc_remove", key, key_len, variant, variant_len, out_removed, err);
+}
+
+int suc_invalidate(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                   uint64_t *out_marked, suc_error *err) {
+    return key_op(c, SUC_OP_INVALIDATE, "suc_invalidate", key, key_len, variant, variant_len, out_marked, err);
+}
+

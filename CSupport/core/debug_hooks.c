@@ -1,0 +1,83 @@
+/*
+ * debug_hooks.c — the testing hooks of shared_url_cache_testing.h: raw records, body paths, a
+ * held write lock, a filled reader pool. Never called by the library itself.
+ */
+#include "operations.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int suc_debug_body_path(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                        char *buf, size_t buf_len) {
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    uint8_t *rec_buf = NULL;
+    size_t rec_len = 0;
+    int rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, NULL);
+    if (rc) return rc;
+    suc_record r;
+    rc = suc_record_decode(rec_buf, rec_len, &r);
+    if (rc == SUC_OK && (r.flags & SUC_REC_INLINE)) rc = SUC_ENOTFOUND;
+    if (rc == SUC_OK) {
+        char p[SUC_BODY_PATH_LEN];
+        suc_body_path(r.body_id, p);
+        if (buf_len < 7 + sizeof p) rc = SUC_EINVAL;
+        else {
+            memcpy(buf, "bodies/", 7);
+            memcpy(buf + 7, p, sizeof p);
+        }
+    }
+    free(rec_buf);
+    return rc;
+}
+
+int suc_debug_get_raw_record(suc_cache *c, const void *key, size_t key_len, const void *variant,
+                             size_t variant_len, uint8_t **out, size_t *out_len) {
+    uint8_t ikey[SUC_IKEY_LEN];
+    suc_ikey_make(key, key_len, variant, variant_len, ikey);
+    return suc_index_read_record(c, ikey, out, out_len, NULL);
+}
+
+typedef struct raw_ctx {
+    uint8_t ikey[SUC_IKEY_LEN];
+    const void *bytes;
+    size_t len;
+} raw_ctx;
+
+static int raw_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    raw_ctx *ctx = vctx;
+    MDB_val k = {SUC_IKEY_LEN, ctx->ikey}, v = {ctx->len, (void *)ctx->bytes};
+    int mrc = mdb_put(txn, c->dbi_main, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(raw)", mrc) : SUC_OK;
+}
+
+int suc_debug_put_raw_record(suc_cache *c, const void *key, size_t key_len, const void *variant,
+                             size_t variant_len, const void *bytes, size_t len) {
+    raw_ctx ctx;
+    suc_ikey_make(key, key_len, variant, variant_len, ctx.ikey);
+    ctx.bytes = bytes;
+    ctx.len = len;
+    return suc_write_txn(c, raw_apply, NULL, &ctx, NULL);
+}
+
+static int hold_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    (void)c; (void)txn; (void)err;
+    usleep(*(uint32_t *)vctx * 1000u);
+    return SUC_OK;
+}
+
+int suc_debug_hold_write_lock(suc_cache *c, uint32_t millis) {
+    return suc_write_txn(c, hold_apply, NULL, &millis, NULL);
+}
+
+int suc_debug_fill_read_pool(suc_cache *c, uint32_t count) {
+    MDB_txn *held[256];
+    uint32_t n = 0;
+    int rc = SUC_OK;
+    while (n < count && n < 256 && (rc = suc_rtxn_begin(c, &held[n], NULL)) == SUC_OK) n++;
+    for (uint32_t i = 0; i < n; i++) suc_rtxn_end(c, held[i]);
+    return rc;
+}
+
+

@@ -1,0 +1,80 @@
+/*
+ * operations.h — what the public calls are made of: body files, lookups, the writer, the group
+ * commit, eviction, quotas, the index rewrite, usage and a full file system's relief.
+ * Not installed, not seen by Swift; a file includes its own layer's header (scripts/core-layers.py).
+ */
+#ifndef SUC_OPERATIONS_H
+#define SUC_OPERATIONS_H
+
+#include "index.h"
+
+/* The CRC-32 of a body's bytes, continuing `crc` (0 starts one): zlib's crc32 function, computed
+ * by libdeflate. The one checksum of raw bodies (body.c, body_reader.c, writer.c). */
+uint32_t suc_crc32(uint32_t crc, const void *bytes, size_t len);
+
+/* Compresses a whole body into out (cap bytes) as one zlib stream at the cache's level;
+ * *out_len is 0 when the stream would not fit in cap (store the body raw). SUC_ENOMEM when no
+ * compressor can be made. */
+int suc_body_compress(suc_cache *c, const uint8_t *body, size_t len, uint8_t *out, size_t cap,
+                      size_t *out_len, suc_error *err);
+
+/* Reads, checks and inflates the body of `rec` into a new buffer (body_size bytes).
+ * SUC_ENOTFOUND if the file is gone (a concurrent remove), SUC_ECORRUPT on any mismatch. */
+int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_t **out,
+                  suc_error *err);
+/* Inflates or copies `stored` (stored_size bytes) into out (body_size bytes) and checks it. */
+int suc_body_decode(suc_cache *c, const suc_record *rec, const uint8_t *stored, uint8_t *out,
+                    suc_error *err);
+
+/* ---- looked-up entries (lookup.c) ------------------------------------------------------ */
+
+/* Fills the view of a decoded record (lookup.c); the body fields stay empty. */
+void suc_entry_view_fill(const suc_record *r, size_t rec_len, suc_entry_view *vw);
+
+struct suc_entry {
+    suc_entry_view view;
+    uint8_t *record;   /* a copy of the index record; the view's byte fields point into it */
+    size_t record_len; /* its length (the body file ends with a copy of it) */
+    uint8_t *body;
+};
+
+/* ---- zlib stream pools (body.c) --------------------------------------------------------- */
+
+z_stream *suc_zpool_take_deflate(suc_cache *c);
+void suc_zpool_give_deflate(suc_cache *c, z_stream *zs);
+z_stream *suc_zpool_take_inflate(suc_cache *c);
+void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
+
+/* Submits `op` to the group-commit queue and waits until its batch is committed. */
+int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
+/* Evicts least-recently-used entries inside `txn` (eviction.c) until what the entries take on
+ * disk fits under `limit`, at most `max` of them; their body ids go to `op`. SUC_ECAPACITY when
+ * it still does not fit. */
+int suc_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op, suc_counters *d,
+                  uint64_t *out_evicted, suc_error *err);
+/* Purges ikey if its record is still `version` (0: still undecodable). A write; rare. */
+void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version);
+/* Holds every partition with a quota to it (compaction): batches of `batch` evictions. */
+int suc_partitions_enforce_quotas(suc_cache *c, uint32_t batch, uint64_t *out_evicted, uint64_t *out_transactions,
+                                  suc_error *err);
+
+/* Frees at least `want` bytes (plus slack) by evicting least-recently-used entries with body
+ * files, unlinking the files before the index commit. Returns how many entries went; 0 when
+ * nothing could be freed or this thread is already relieving. */
+uint64_t suc_relieve_disk_full(suc_cache *c, uint64_t want);
+/* With a free-space floor (suc_options.min_free_bytes): relieves first when `incoming` more
+ * bytes would leave less than the floor free. One fstatvfs per store; nothing without a floor. */
+void suc_hold_free_floor(suc_cache *c, uint64_t incoming);
+/* suc_os_pwrite_full that, on ENOSPC or EDQUOT, relieves and tries once more. */
+int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_t off);
+
+/* Rewrites the index compactly into the next generation and switches every process to it. */
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err);
+/* The pid of a process that has generation 0 open without following generations (a release
+ * before them), 0 when none has, -1 when it cannot be told (a pid namespace of its own, whose
+ * /proc/locks hides other processes' locks; no /proc/locks; this process's own lock not listed). */
+int suc_earlier_release_attached(suc_cache *c);
+/* Removes files of generations older than the current one, and unpublished attempts. */
+int suc_remove_stale_generations(suc_cache *c);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * time_orders.c — the two time orders over the entries, as secondary structures of the index:
+ *   by_time  stored time ‖ ikey → "" : remove-since-date without a scan
+ *   by_use   last use ‖ ikey → ""    : least-recently-used order, read by every eviction
+ * A key is the entry's time, big-endian with the sign flipped (suc_tkey_make), then its ikey, so
+ * one cursor walks entries oldest first. Each is a table of its own, which the index rewrite
+ * copies; a key whose record is gone or has another time is a stray, dropped when met.
+ */
+#include "index.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t stored_time(const suc_record *r) { return r->stored_at_ms; }
+static int64_t use_time(const suc_record *r) { return r->last_used_ms; }
+
+static int key_put(MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
+                   suc_error *err) {
+    uint8_t key[SUC_TKEY_LEN];
+    suc_tkey_make(t, ikey, key);
+    MDB_val k = {SUC_TKEY_LEN, key}, empty = {0, NULL};
+    int mrc = mdb_put(txn, dbi, &k, &empty, 0);
+    return mrc ? suc_fail_mdb(err, what, mrc) : SUC_OK;
+}
+
+static int key_del(MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
+                   suc_error *err) {
+    uint8_t key[SUC_TKEY_LEN];
+    suc_tkey_make(t, ikey, key);
+    MDB_val k = {SUC_TKEY_LEN, key};
+    int mrc = mdb_del(txn, dbi, &k, NULL);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, what, mrc) : SUC_OK;
+}
+
+/* One order: its table and the record time it sorts by. */
+typedef struct time_order {
+    MDB_dbi (*dbi)(const suc_cache *c);
+    int64_t (*time)(const suc_record *r);
+} time_order;
+
+static MDB_dbi by_time_dbi(const suc_cache *c) { return c->dbi_by_time; }
+static MDB_dbi by_use_dbi(const suc_cache *c) { return c->dbi_by_use; }
+static const time_order stored_order = {by_time_dbi, stored_time};
+static const time_order use_order = {by_use_dbi, use_time};
+
+static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    MDB_dbi dbi = o->dbi(c);
+    int rc = ch->old ? key_del(txn, dbi, o->time(ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
+    return rc ? rc : key_put(txn, dbi, o->time(ch->new_rec), ch->ikey, "mdb_put(time order)", err);
+}
+
+static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return key_del(txn, o->dbi(c), o->time(ch->old), ch->ikey, "mdb_del(time order)", err);
+}
+
+typedef struct stray_ctx {
+    MDB_dbi dbi;
+    int64_t (*time)(const suc_record *r);
+    uint8_t (*keys)[SUC_TKEY_LEN];
+    size_t n;
+} stray_ctx;
+
+static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], int64_t (*time)(const suc_record *)) {
+    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)key + 8}, mv;
+    suc_record r;
+    if (mdb_get(txn, c->dbi_main, &mk, &mv)) return 1;
+    int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
+    if (drc == SUC_EVERSION) return 0; /* another release's record: its time keys are its own business */
+    return drc != SUC_OK || time(&r) != suc_tkey_time(key);
+}
+
+/* Drops the keys that are still stray inside the write (the entry may have been stored again
+ * since the read). */
+static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    stray_ctx *ctx = vctx;
+    for (size_t i = 0; i < ctx->n; i++) {
+        if (!is_stray(c, txn, ctx->keys[i], ctx->time)) continue;
+        MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
+        int mrc = mdb_del(txn, ctx->dbi, &tk, NULL);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time order)", mrc);
+    }
+    return SUC_OK;
+}
+
+#define CHECK_BATCH 1000
+
+/* Every key must name a record with that very time; strays are counted (and dropped with fix),
+ * one batch of keys per read transaction. */
+static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_error *err) {
+    uint8_t last[SUC_TKEY_LEN];
+    int have_last = 0;
+    uint8_t (*bad)[SUC_TKEY_LEN] = malloc(CHECK_BATCH * SUC_TKEY_LEN);
+    if (!bad) return suc_fail(err, SUC_ENOMEM, "malloc", ENOMEM, 0, "out of memory");
+    int rc = SUC_OK;
+    for (;;) {
+        size_t nbad = 0, seen = 0;
+        MDB_txn *txn;
+        if ((rc = suc_rtxn_begin(c, &txn, err))) break;
+        MDB_cursor *cur;
+        int mrc = mdb_cursor_open(txn, o->dbi(c), &cur);
+        if (!mrc) {
+            MDB_val k = {SUC_TKEY_LEN, last}, v;
+            mrc = have_last ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+            if (mrc == 0 && have_last && k.mv_size == SUC_TKEY_LEN && !memcmp(k.mv_data, last, SUC_TKEY_LEN))
+                mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+            for (; mrc == 0 && seen < CHECK_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
+                if (k.mv_size != SUC_TKEY_LEN) continue;
+                memcpy(last, k.mv_data, SUC_TKEY_LEN);
+                have_last = 1;
+                if (is_stray(c, txn, k.mv_data, o->time)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
+            }
+            mdb_cursor_close(cur);
+        }
+        suc_rtxn_end(c, txn);
+        chk->report->stray_index_keys += nbad;
+        if (chk->fix && nbad) {
+            chk->report->repaired += nbad;
+            stray_ctx ctx = {o->dbi(c), o->time, bad, nbad};
+            if ((rc = suc_write_txn_ex(c, drop_strays_apply, NULL, &ctx, 1, err))) break;
+        }
+        if (seen < CHECK_BATCH) break;
+    }
+    free(bad);
+    return rc;
+}
+
+static int stored_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return order_put(&stored_order, c, txn, ch, err);
+}
+static int stored_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return order_delete(&stored_order, c, txn, ch, err);
+}
+static int stored_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&stored_order, c, chk, err); }
+
+static int use_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return order_put(&use_order, c, txn, ch, err);
+}
+static int use_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return order_delete(&use_order, c, txn, ch, err);
+}
+static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                     int64_t when_ms, suc_error *err) {
+    int rc = key_del(txn, c->dbi_by_use, r->last_used_ms, ikey, "mdb_del(by_use)", err);
+    return rc ? rc : key_put(txn, c->dbi_by_use, when_ms, ikey, "mdb_put(by_use)", err);
+}
+static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }
+
+const suc_secondary suc_stored_order_secondary = {
+    .name = "by_time", .table = by_time_dbi, .on_put = stored_put, .on_delete = stored_delete, .check = stored_check,
+};
+
+const suc_secondary suc_use_order_secondary = {
+    .name = "by_use", .table = by_use_dbi, .on_put = use_put, .on_delete = use_delete, .on_touch = use_touch,
+    .check = use_check,
+};
+
+/* ---- walking them (eviction, remove-since) ---- */
+
+int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return mrc;
+    MDB_val k, v;
+    mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    if (mrc == 0 && k.mv_size != SUC_TKEY_LEN) mrc = MDB_NOTFOUND; /* not one of ours: stop */
+    if (mrc == 0) memcpy(out, k.mv_data, SUC_TKEY_LEN);
+    mdb_cursor_close(cur);
+    return mrc;
+}
+
+int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, const uint8_t key[SUC_TKEY_LEN],
+                              suc_error *err) {
+    MDB_val k = {SUC_TKEY_LEN, (void *)key};
+    int mrc = mdb_del(txn, suc_time_order_dbi(c, which), &k, NULL);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(time order)", mrc) : SUC_OK;
+}
+
+MDB_dbi suc_time_order_dbi(const suc_cache *c, suc_time_order which) {
+    return which == SUC_ORDER_STORED ? c->dbi_by_time : c->dbi_by_use;
+}

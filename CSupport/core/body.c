@@ -307,6 +307,7 @@ int suc_body_read(suc_cache *c, const suc_record *rec, size_t record_len, uint8_
         rc = suc_fail_errno(err, "fstat(body)", errno);
         goto out;
     }
+    record_len = suc_record_copy_len(rec, record_len); /* the body file's own record copy */
     uint64_t expect = SUC_BODY_HEADER_LEN + rec->stored_size + record_len;
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != expect) {
         rc = suc_fail(err, SUC_ECORRUPT, "fstat(body)", 0, 0,

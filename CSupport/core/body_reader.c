@@ -285,14 +285,15 @@ static int open_file(suc_body_reader *r, suc_error *err) {
     }
     struct stat st;
     if (suc_os_fstat(r->fd, &st) < 0) return suc_fail_errno(err, "fstat(body)", errno);
-    r->file_size = SUC_BODY_HEADER_LEN + r->rec.stored_size + r->record_len;
+    size_t copy_len = suc_record_copy_len(&r->rec, r->record_len); /* the body file's own record copy */
+    r->file_size = SUC_BODY_HEADER_LEN + r->rec.stored_size + copy_len;
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != r->file_size)
         return suc_fail(err, SUC_ECORRUPT, "fstat(body)", 0, 0, "body file has size %lld, expected %llu",
                         (long long)st.st_size, (unsigned long long)r->file_size);
     uint8_t h[SUC_BODY_HEADER_LEN];
     ssize_t got = suc_os_pread_full(r->fd, h, sizeof h, 0);
     if (got < 0) return suc_fail_errno(err, "pread(body header)", errno);
-    return suc_body_header_check(h, (size_t)got, &r->rec, r->record_len, err);
+    return suc_body_header_check(h, (size_t)got, &r->rec, (uint32_t)copy_len, err);
 }
 
 static int reader_open(suc_cache *c, const suc_entry *entry, int encoded, suc_body_reader **out, suc_error *err);

@@ -212,8 +212,8 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     int has_put = 0; /* or another operation that assigns versions */
     int stores = 0;
     for (suc_op *op = ctx->ops; op; op = op->next) {
-        has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE;
-        stores |= op->kind == SUC_OP_PUT;
+        has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE || op->kind == SUC_OP_REFRESH;
+        stores |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_REFRESH;
     }
     if (has_put) {
         /* Read the version counter once; written back once at the end of the batch. */
@@ -228,6 +228,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
         case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
         case SUC_OP_INVALIDATE: rc = apply_invalidate(c, txn, op, &seq, err); break;
+        case SUC_OP_REFRESH: rc = suc_refresh_apply(c, txn, op, &ctx->delta, &seq, err); break;
         default: break;
         }
     }

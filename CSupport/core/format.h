@@ -35,6 +35,9 @@ int64_t suc_tkey_time(const uint8_t tkey[SUC_TKEY_LEN]);
  * INT64_MAX, so a damaged size is refused at decode instead of overflowing a caller. */
 #define SUC_RECORD_MAX_BODY_SIZE (UINT64_C(1) << 40)
 #define SUC_RECORD_FORMAT ((SUC_RECORD_FORMAT_MAJOR << 8) | SUC_RECORD_FORMAT_MINOR)
+/* The longest record copy a body file may end with (a record's head, userInfo and tags are far
+ * shorter): a damaged length is refused at decode. The compactor's walk uses the same bound. */
+#define SUC_RECORD_MAX_COPY_LEN (64u << 20)
 
 #define SUC_REC_INLINE 0x1u
 #define SUC_REC_RAW 0x2u
@@ -58,7 +61,16 @@ typedef struct suc_record {
     const uint8_t *inline_body; /* stored bytes, stored_size long, when SUC_REC_INLINE */
     const uint8_t *tags; uint32_t tags_len; /* each tag ended by '\n'; format 0.2 */
     uint32_t invalidated_at_s;  /* soft purge time, seconds since 1970; 0 = none; format 0.2 */
+    uint32_t body_record_len;   /* length of the record copy ending the body file when it is not
+                                   this record's own (a head refreshed by a 304); 0 = its own;
+                                   format 0.3 */
 } suc_record;
+
+/* The length of the record copy that ends `r`'s body file: the record that wrote the file, which
+ * a refreshed record (suc_refresh) is not. `rec_len` is the length of `r`'s own encoding. */
+static inline size_t suc_record_copy_len(const suc_record *r, size_t rec_len) {
+    return r->body_record_len ? r->body_record_len : rec_len;
+}
 
 /* Size of the encoding of `r` (fixed part + variable fields + inline body if flagged). */
 size_t suc_record_size(const suc_record *r);

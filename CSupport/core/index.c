@@ -31,6 +31,8 @@ int suc_op_add_dead(suc_op *op, const uint8_t id[SUC_BODY_ID_LEN]) {
 }
 
 void suc_op_release(suc_op *op) {
+    free(op->refreshed);
+    op->refreshed = NULL;
     free(op->dead_ids);
     op->dead_ids = NULL;
     op->dead_count = op->dead_cap = 0;
@@ -140,7 +142,9 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     op->part_bytes = ch.part_bytes;
     if (mrc == 0) { /* the replaced entry's counters and body file (a replacement is not a removal) */
         count_entry(d, had_old ? &old : NULL, v0.mv_size, -1);
-        if (had_old && !(old.flags & SUC_REC_INLINE) && suc_op_add_dead(op, old.body_id))
+        /* A refreshed head keeps its body file: the new record names it too. */
+        int same_file = had_old && !(r.flags & SUC_REC_INLINE) && !memcmp(old.body_id, r.body_id, SUC_BODY_ID_LEN);
+        if (had_old && !(old.flags & SUC_REC_INLINE) && !same_file && suc_op_add_dead(op, old.body_id))
             return suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
     }
     op->removed = 0;

@@ -23,6 +23,8 @@ typedef enum suc_op_kind {
                                still undecodable (expect_version == 0) */
     SUC_OP_INVALIDATE,      /* soft purge: mark one (key, variant), or every variant, stale;
                                `removed` counts the entries marked */
+    SUC_OP_REFRESH,         /* a new head for the body of (key, variant) while it is still
+                               `expect_version` (suc_refresh) */
 } suc_op_kind;
 
 typedef struct suc_op {
@@ -36,6 +38,8 @@ typedef struct suc_op {
     uint32_t put_flags;      /* PUT: SUC_PUT_SOLE_VARIANT or SUC_PUT_SELECTOR */
     uint64_t part_quota, part_bytes; /* PUT result: the entry's partition's quota and bytes after */
     uint8_t *selector; size_t selector_len; /* PUT with SUC_PUT_SELECTOR: its encoded record */
+    const suc_put_params *refresh;          /* REFRESH: the new head, userInfo, tags and time */
+    uint8_t *refreshed; size_t refreshed_len; /* REFRESH: the record it built (freed on release) */
     /* results */
     int rc;
     int op_rc;        /* this operation alone was refused (e.g. hard cap); detail in err */

@@ -640,6 +640,7 @@ static int check_body(suc_cache *c, const suc_record *r, size_t rec_len, int ful
     if (fd < 0) return open_errno == ENOENT ? SUC_ENOTFOUND : SUC_ECORRUPT;
     struct stat st;
     uint8_t h[SUC_BODY_HEADER_LEN];
+    rec_len = suc_record_copy_len(r, rec_len); /* the body file's own record copy */
     /* The header as a lookup checks it (suc_body_header_check), the payload only with `full`. */
     int rc = suc_os_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
                      (uint64_t)st.st_size == SUC_BODY_HEADER_LEN + r->stored_size + rec_len &&

@@ -77,4 +77,13 @@ int suc_earlier_release_attached(suc_cache *c);
 /* Removes files of generations older than the current one, and unpublished attempts. */
 int suc_remove_stale_generations(suc_cache *c);
 
+/* ---- stores and refreshes (writer.c, refresh.c) ----------------------------------------- */
+
+/* Checks a store's parameters against the handle's limits: SUC_EINVAL or SUC_ETOOLARGE. */
+int suc_put_params_check(suc_cache *c, const suc_put_params *p, suc_error *err);
+/* Inside the group commit: replaces the entry at op->ikey, if it is still op->expect_version,
+ * by a record with op->refresh's head and the same body (refresh.c). A changed or gone entry
+ * refuses the operation alone (op_rc SUC_ENOTFOUND). */
+int suc_refresh_apply(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq, suc_error *err);
+
 #endif

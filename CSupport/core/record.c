@@ -25,6 +25,9 @@
  *   96  key, variant, partition, head, user_info, then the stored body when inline
  *  0.2 only, when the entry has tags: u32 tags_len, then the tags, each ended by '\n' (a later
  *       minor that adds more after it writes this field always, with 0 for no tags)
+ *  0.3: u32 tags_len (always) and the tags, then u32 body_record_len: the length of the record
+ *       copy that ends the body file, written when this record is not that copy (its head was
+ *       refreshed by a 304 and the body file kept: suc_refresh)
  * The same bytes (without an inline body) end every body file, so the index can be rebuilt.
  *
  * Why two minors are written: a record with neither tags nor an invalidation is written as 0.1,
@@ -51,13 +54,17 @@ size_t suc_record_size(const suc_record *r) {
     size_t n = SUC_RECORD_FIXED_LEN + (size_t)r->key_len + r->variant_len + r->partition_len +
                r->head_len + r->user_info_len;
     if (r->flags & SUC_REC_INLINE) n += (size_t)r->stored_size;
-    if (r->tags_len) n += 4 + (size_t)r->tags_len;
+    if (r->body_record_len) n += 4 + (size_t)r->tags_len + 4;
+    else if (r->tags_len) n += 4 + (size_t)r->tags_len;
     return n;
 }
 
-/* 0.1 unless the record carries something only 0.2 knows. */
+/* The oldest minor that holds what the record carries: 0.1, 0.2 (tags, a soft purge) or 0.3 (a
+ * body file written by another record), so a record an earlier release can read is written as
+ * it would write it. */
 static uint16_t record_format(const suc_record *r) {
-    return (r->tags_len || r->invalidated_at_s) ? (SUC_RECORD_FORMAT_MAJOR << 8) | 2 : (SUC_RECORD_FORMAT_MAJOR << 8) | 1;
+    unsigned minor = r->body_record_len ? 3 : (r->tags_len || r->invalidated_at_s) ? 2 : 1;
+    return (uint16_t)((SUC_RECORD_FORMAT_MAJOR << 8) | minor);
 }
 
 static uint8_t *put_bytes(uint8_t *p, const uint8_t *src, uint32_t len) {
@@ -90,10 +97,11 @@ void suc_record_encode(const suc_record *r, uint8_t *out) {
     p = put_bytes(p, r->head, r->head_len);
     p = put_bytes(p, r->user_info, r->user_info_len);
     if (r->flags & SUC_REC_INLINE) p = put_bytes(p, r->inline_body, (uint32_t)r->stored_size);
-    if (r->tags_len) {
+    if (r->tags_len || r->body_record_len) {
         suc_put_u32(p, r->tags_len);
-        put_bytes(p + 4, r->tags, r->tags_len);
+        p = put_bytes(p + 4, r->tags, r->tags_len);
     }
+    if (r->body_record_len) suc_put_u32(p, r->body_record_len);
 }
 
 int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
@@ -139,6 +147,14 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
         need += 4 + (uint64_t)out->tags_len;
         if (need > len || (out->tags_len && buf[need - 1] != '\n')) return SUC_ECORRUPT;
     }
+    if (minor >= 3) { /* the length of the body file's record copy */
+        if (len - need < 4) return SUC_ECORRUPT;
+        out->body_record_len = suc_get_u32(buf + need);
+        need += 4;
+        if (out->body_record_len < SUC_RECORD_FIXED_LEN || out->body_record_len > SUC_RECORD_MAX_COPY_LEN ||
+            (out->flags & SUC_REC_INLINE))
+            return SUC_ECORRUPT;
+    }
     if (!newer_minor && need != len) return SUC_ECORRUPT;
     if (out->key_len == 0) return SUC_ECORRUPT;
     if ((out->flags & SUC_REC_RAW) && out->stored_size != out->body_size) return SUC_ECORRUPT;
@@ -161,12 +177,13 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
 
 uint64_t suc_record_file_bytes(const suc_record *r, size_t rec_len) {
     if (r->flags & SUC_REC_INLINE) return 0;
-    uint64_t len = SUC_BODY_HEADER_LEN + r->stored_size + rec_len;
+    uint64_t len = SUC_BODY_HEADER_LEN + r->stored_size + suc_record_copy_len(r, rec_len);
     return (len + SUC_DISK_BLOCK - 1) / SUC_DISK_BLOCK * SUC_DISK_BLOCK;
 }
 
 uint64_t suc_record_stored_bytes(const suc_record *r, size_t rec_len) {
-    return (r->flags & SUC_REC_INLINE) ? r->stored_size : SUC_BODY_HEADER_LEN + r->stored_size + rec_len;
+    return (r->flags & SUC_REC_INLINE) ? r->stored_size
+                                        : SUC_BODY_HEADER_LEN + r->stored_size + suc_record_copy_len(r, rec_len);
 }
 
 void suc_record_patch_version(uint8_t *buf, uint64_t version) { suc_put_u64(buf + OFF_VERSION, version); }

@@ -259,7 +259,7 @@ void suc_writer_abort(suc_writer *w) {
     free(w);
 }
 
-static int check_params(suc_cache *c, const suc_put_params *p, suc_error *err) {
+int suc_put_params_check(suc_cache *c, const suc_put_params *p, suc_error *err) {
     if (!p || !p->key || p->key_len == 0)
         return suc_fail(err, SUC_EINVAL, "suc_writer_commit", 0, 0, "a key is required");
     if ((p->variant_len && !p->variant) || (p->partition_len && !p->partition) ||
@@ -299,7 +299,7 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         rc = suc_fail(err, w->failed, "suc_writer_commit", 0, 0, "writer already failed");
         goto out;
     }
-    if ((rc = check_params(c, p, err))) goto out;
+    if ((rc = suc_put_params_check(c, p, err))) goto out;
     if ((rc = suc_cache_check_fork(c, err))) goto out;
     if ((rc = writer_finish(w, err))) goto out;
     suc_hold_free_floor(c, w->stored_size + SUC_BODY_HEADER_LEN);

@@ -17,6 +17,8 @@ struct HTTPCacheHit: Sendable {
     var fromMemory = false
     /// The memory-tier item the response is (when the tier holds it now and its body is in memory).
     var memoryItem: MemoryItemSlot? = nil
+    /// The store's version of the response that was read; nil when it lives in memory only.
+    var version: UInt64? = nil
 
     var stored: StoredResponse { parsed.stored }
 }
@@ -61,7 +63,7 @@ extension CacheEngine {
             parsed: parsed, body: found.body, userInfo: found.entry.userInfo, fromMemory: found.fromMemory,
             memoryItem: found.stamp.map {
                 MemoryItemSlot(engine: self, memoryKey: found.memoryKey, stamp: $0, rendition: found.rendition)
-            })
+            }, version: found.version)
     }
 
     /// The exchange a stored HTTP head describes, or nil for a head that is not an HTTP response.
@@ -110,6 +112,25 @@ extension CacheEngine {
                 head: { _ in Self.responseHead(url: url, stored: stored, bodyBytes: body.count) })
         else { return false }
         return commit(plan, .whole(body)).isStored
+    }
+
+    /// After a 304: the stored body of `version` under a new head, written as one index record
+    /// (``CacheStore/refresh(_:expecting:)``), the body neither read nor written. `memoryBody` is
+    /// the body when the hit had it in memory, kept in the memory tier with the new version.
+    /// - Returns: `true` when refreshed; `false` when the entry changed since it was read (or has
+    ///   no disk tier), so the whole response must be stored; `nil` when the new head may not be
+    ///   stored at all (refused, counted and logged).
+    func httpRefresh(
+        url: String, requestFields: HTTPFields, stored: StoredResponse, bodyBytes: Int, memoryBody: Data?,
+        userInfo: [UInt8], expecting version: UInt64, now: Date
+    ) -> Bool? {
+        guard case .success(let key) = httpKey(url: url),
+            let plan = storePlan(
+                key: key, url: url, vary: stored.vary, requestFields: requestFields, userInfo: userInfo,
+                inMemoryOnly: false, now: now, bodyBytes: bodyBytes,
+                head: { _ in Self.responseHead(url: url, stored: stored, bodyBytes: bodyBytes) })
+        else { return nil }
+        return commit(plan, .refreshed(expecting: version, small: memoryBody)).isStored
     }
 
     /// Removes every variant stored for the GET of `url` (RFC 9111 §4.4 invalidation).

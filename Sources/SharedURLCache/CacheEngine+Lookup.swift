@@ -54,6 +54,9 @@ struct FoundEntry: Sendable {
     var exchange: ParsedExchange? = nil
     /// What a layer above kept with that memory item.
     var rendition: (any MemoryItemRendition)? = nil
+    /// The store's version of the response (a memory item's is the one it mirrors); nil when it
+    /// lives in the memory tier only.
+    var version: UInt64? = nil
 
     var body: HitBody { storedBody.map(HitBody.stored) ?? .data(entry.body) }
 }
@@ -155,7 +158,7 @@ extension CacheEngine {
         }
         return FoundEntry(
             entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
-            built: item.response, exchange: item.exchange, rendition: item.rendition)
+            built: item.response, exchange: item.exchange, rendition: item.rendition, version: item.version)
     }
 
     /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read
@@ -201,7 +204,7 @@ extension CacheEngine {
                     storedAt: found.record.storedAt, invalidatedAt: found.record.invalidatedAt, inMemoryOnly: false)
                 return FoundEntry(
                     entry: entry, storedBody: body, memoryKey: memoryKey, fromMemory: false, stamp: nil,
-                    built: nil)
+                    built: nil, version: version)
             }
         } catch {
             logger.warning("lookup failed; treated as a miss", metadata: ["error": "\(error.detailedDescription())"])
@@ -255,7 +258,7 @@ extension CacheEngine {
         let stamp = remember(entry, at: found.memoryKey, version: found.record.version, vary: found.vary)
         return FoundEntry(
             entry: entry, storedBody: nil, memoryKey: found.memoryKey, fromMemory: false, stamp: stamp,
-            built: nil)
+            built: nil, version: found.record.version)
     }
 
     /// Keeps an entry read from the store in the memory tier, as the version it was read as.

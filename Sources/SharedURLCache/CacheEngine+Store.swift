@@ -13,6 +13,9 @@ enum BodyToStore: ~Copyable {
     case whole(Data)
     /// `bytes` were written; `small` is the body again when the sink kept it for the memory tier.
     case streamed(BodyWriter, bytes: Int, small: Data?)
+    /// The body stored as `expecting` is kept under the plan's head (a 304); `small` is the body
+    /// when the caller has it in memory, for the memory tier.
+    case refreshed(expecting: UInt64, small: Data?)
 }
 
 /// What a commit did.
@@ -123,6 +126,28 @@ extension CacheEngine {
             if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
             guard version != nil || kept else { return .refused }
             counters.stores.add(1, ordering: .relaxed)
+            return .stored(version: version)
+        case .refreshed(let expected, let small):
+            // Refused (nothing changes) when the entry changed since it was read, or cannot be
+            // refreshed here: the caller stores the whole response instead.
+            guard !plan.inMemoryOnly, let store, capacity > 0 else { return .refused }
+            let version: UInt64?
+            do {
+                version = try store.refresh(descriptor(plan, head: plan.headBytes), expecting: expected)
+            } catch {
+                logger.notice(
+                    "stored head not refreshed", metadata: ["error": "\(error.detailedDescription())"])
+                return .refused
+            }
+            guard let version else { return .refused }
+            counters.stores.add(1, ordering: .relaxed)
+            if let small {
+                let entry = CacheEntry(
+                    head: plan.head, body: small, userInfo: plan.userInfo, storedAt: plan.storedAt, inMemoryOnly: false)
+                remember(entry, at: plan.memoryKey, version: version, vary: plan.vary)
+            } else {
+                memory.withLock { $0.removeAll(key: plan.key) }
+            }
             return .stored(version: version)
         case .streamed(let writer, let bytes, let small):
             var head = plan.head

@@ -134,10 +134,25 @@ extension HTTPCachingFlow {
         return (CachedBody(source: .tee(CachedBody(origin: body), sink)), nil)
     }
 
-    /// RFC 9111 §4.3.4: after a 304 the stored head is replaced and the body kept. A body in
-    /// memory is stored again at once; a body in the store is copied into a new entry while it
-    /// is read (by the caller, or in the background for a HEAD), so it is never held whole.
+    /// RFC 9111 §4.3.4: after a 304 the stored head is replaced and the body kept. The entry
+    /// that was validated gets the new head in one index record, its body neither read nor
+    /// written (``CacheEngine/httpRefresh(url:requestFields:stored:bodyBytes:memoryBody:userInfo:expecting:now:)``).
+    /// Only when it changed meanwhile, or lives in memory only, is the whole response stored
+    /// again: a body in memory at once, a body in the store copied into a new entry while it is
+    /// read (by the caller, or in the background for a HEAD), so it is never held whole.
     func refreshHead(url: String, request: HTTPRequest, updated: StoredResponse, hit: HTTPCacheHit) -> CachedBody? {
+        if let version = hit.version {
+            let memoryBody: Data?
+            let bodyBytes: Int
+            switch hit.body {
+            case .data(let data): (memoryBody, bodyBytes) = (data, data.count)
+            case .stored(let stored): (memoryBody, bodyBytes) = (nil, stored.size)
+            }
+            let refreshed = engine.httpRefresh(
+                url: url, requestFields: request.headerFields, stored: updated, bodyBytes: bodyBytes,
+                memoryBody: memoryBody, userInfo: hit.userInfo, expecting: version, now: configuration.now())
+            if refreshed != false { return nil } // refreshed, or the new head may not be stored
+        }
         switch hit.body {
         case .data(let data):
             engine.httpStore(

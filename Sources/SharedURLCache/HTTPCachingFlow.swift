@@ -248,7 +248,7 @@ public final class HTTPCachingFlow: Sendable {
             request: request, updated: updated, configuration: configuration.policy)
         switch decision {
         case .store:
-            // The stored body is kept; its head is replaced (a stored body is copied as it is read).
+            // The stored body is kept and its head replaced, in one index record (refreshHead).
             body = refreshHead(url: url, request: request, updated: updated, hit: hit)
         case .notStorable(let reason):
             engine.countNotStorable(reason)

@@ -6,6 +6,7 @@ import Foundation
 ///
 ///   CacheWorker mixed DIR SEED SECONDS KEYS ID MAXBODY   mixed get/put/remove on shared keys
 ///   CacheWorker writer DIR SEED ID KEYS                  stores forever, prints "ACK key seq"
+///   CacheWorker refresher DIR SEED ID KEYS               stores and refreshes heads forever (RefreshWorker.swift)
 ///   CacheWorker reader DIR SECONDS KEYS                  validates every hit
 ///   CacheWorker verify DIR ACKFILE                       every acknowledged store is readable
 ///   CacheWorker put DIR KEY SEQ SIZE | get DIR KEY | remove DIR KEY
@@ -40,6 +41,8 @@ struct Worker {
                     store, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!,
                     maxBody: Int(args[7])!)
             case "writer": try writer(store, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!)
+            case "refresher":
+                try RefreshWorker.run(store, seed: UInt64(args[3])!, id: UInt64(args[4])!, keys: Int(args[5])!)
             case "reader": try reader(store, seconds: Double(args[3])!, keys: Int(args[4])!)
             case "verify": try verify(store, ackFile: args[3])
             case "put":

@@ -61,7 +61,7 @@ extern "C" {
  * (what it adds is skipped), a newer major is a miss that is never purged. */
 #define SUC_DIRECTORY_FORMAT 1
 #define SUC_RECORD_FORMAT_MAJOR 0
-#define SUC_RECORD_FORMAT_MINOR 2
+#define SUC_RECORD_FORMAT_MINOR 3
 #define SUC_BODY_FORMAT_MAJOR 0
 #define SUC_BODY_FORMAT_MINOR 1
 
@@ -298,6 +298,19 @@ void suc_writer_abort(suc_writer *w);
  * NULL body with a length; a body over max_body_bytes is SUC_ETOOLARGE before any work. */
 int suc_put(suc_cache *cache, const suc_put_params *params, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err);
+
+/* Replaces the head of the entry at (params->key, params->variant) while it is still
+ * `expect_version` (the version a lookup read), keeping its body: the new record names the same
+ * body file (or carries the same inline body), so a revalidation by 304 writes one index record
+ * whatever the body's size. From `params` it takes the head, userInfo, tags, app_flags and
+ * stored_at_ms; the partition must be the entry's; flags must be 0 (the variants stay as they
+ * are). The refreshed entry is no longer soft-purged, and counts as used now. Durable as a store
+ * in the handle's mode. Returns SUC_OK (with the new version), SUC_ENOTFOUND when the entry is
+ * gone, was replaced since `expect_version`, or is in another partition (store the whole
+ * response instead), SUC_EINVAL or SUC_ETOOLARGE for parameters a store would refuse, or an
+ * environment error. */
+int suc_refresh(suc_cache *cache, const suc_put_params *params, uint64_t expect_version, uint64_t *out_version,
+                suc_error *err);
 
 /* ---- Looking up ------------------------------------------------------------------------ */
 

@@ -138,7 +138,8 @@ extension CacheEngine {
         let found = findInMemory(lookup) ?? findOnDisk(lookup, delivery: delivery)
         if found != nil, let url = lookup.memoURL { remember(lookup.key, for: url) }
         if counting == .now {
-            if let found { countHit(fromMemory: found.fromMemory) } else { countMiss() }
+            // Not `if let found`: that copies the whole answer (a retain of everything it holds).
+            if let fromMemory = found?.fromMemory { countHit(fromMemory: fromMemory) } else { countMiss() }
         }
         return found
     }
@@ -146,19 +147,22 @@ extension CacheEngine {
     /// The memory tier's item for `lookup` if it may still be served, else `nil` (then the store
     /// is asked).
     private func findInMemory(_ lookup: LookupKey) -> FoundEntry? {
-        let found = memory.withLock { tier -> (MemoryKey, MemoryTier.Item)? in
+        // Made under the lock from the item in place: what it holds is copied (retained) once.
+        let found = memory.withLock { tier -> FoundEntry? in
             guard tier.count > 0 else { return nil }
             let memoryKey = tier.memoryKey(for: lookup.key, requestFields: lookup.requestFields)
-            return tier.item(at: memoryKey).map { (memoryKey, $0) }
+            return tier.withItem(at: memoryKey) { item in
+                FoundEntry(
+                    entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
+                    built: item.response, exchange: item.exchange, rendition: item.rendition, version: item.version)
+            }
         }
-        guard let (memoryKey, item) = found else { return nil }
-        guard isCurrent(item, at: memoryKey) else {
-            memory.withLock { $0.remove(memoryKey, ifVersion: item.version) }
+        guard let found else { return nil }
+        guard isCurrent(found.version, at: found.memoryKey) else {
+            memory.withLock { $0.remove(found.memoryKey, ifVersion: found.version) }
             return nil
         }
-        return FoundEntry(
-            entry: item.entry, storedBody: nil, memoryKey: memoryKey, fromMemory: true, stamp: item.stamp,
-            built: item.response, exchange: item.exchange, rendition: item.rendition, version: item.version)
+        return found
     }
 
     /// Reads the response for `lookup` from the store (``diskRecord(for:open:)``); a body read
@@ -172,10 +176,12 @@ extension CacheEngine {
                     let found = try diskRecord(
                         for: lookup,
                         open: { key, variant throws(CacheError) in
-                            try store.record(for: key, variant: variant, includeBody: true).map { ($0, ()) }
-                        }), let head = decodeHead(found.record), let body = found.record.body
+                            // The body as Data straight from the store's read: a large one is
+                            // the core's own buffer, never copied on its way to the caller.
+                            try store.recordWithBody(for: key, variant: variant).map { ($0.record, $0.body) }
+                        }), let head = decodeHead(found.record)
                 else { return nil }
-                return remembered(found, head: head, body: Data(body))
+                return remembered(found, head: head, body: found.extra)
             case .streamingLarge, .streamingCompressed:
                 guard
                     let found = try diskRecord(
@@ -286,12 +292,12 @@ extension CacheEngine {
         store?.countUsage(misses: 1)
     }
 
-    /// Whether a memory item may be served: memory-only items always; others only while the
-    /// index still holds the very version they mirror (one read, no body I/O). This is what
+    /// Whether a memory item that mirrors `version` may be served: memory-only items (no
+    /// version) always; others only while the index still holds the very version they mirror (one read, no body I/O). This is what
     /// keeps the tier coherent with every other process's stores and removes
     /// (docs/Design.md invariant 3).
-    private func isCurrent(_ item: MemoryTier.Item, at memoryKey: MemoryKey) -> Bool {
-        guard let version = item.version else { return true }
+    private func isCurrent(_ version: UInt64?, at memoryKey: MemoryKey) -> Bool {
+        guard let version else { return true }
         guard let store else { return false }
         do {
             return try store.version(for: memoryKey.key, variant: memoryKey.variant) == version

@@ -26,4 +26,14 @@ struct CacheEntry: Sendable {
 struct MemoryKey: Hashable, Sendable {
     var key: [UInt8]
     var variant: [UInt8]
+
+    /// The bytes hashed as blocks: `[UInt8]`'s own hashing feeds the hasher one byte at a time,
+    /// which was half the memory tier's cost of finding an item. The key's length goes first,
+    /// so (key, variant) pairs that concatenate alike still hash apart; equality stays the
+    /// synthesised one.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(key.count)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        variant.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }

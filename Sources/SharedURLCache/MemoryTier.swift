@@ -34,8 +34,14 @@ struct MemoryTier {
         var key: MemoryKey
         var item: Item
         var cost: Int
-        var newer: Int
-        var older: Int
+    }
+
+    /// A slot's place in the recency list, kept apart from the nodes: reading a link out of a
+    /// node copied the whole node (a retain and release of everything its item holds), on every
+    /// hit.
+    private struct Links {
+        var newer = -1
+        var older = -1
     }
 
     private struct VaryMemo {
@@ -44,6 +50,8 @@ struct MemoryTier {
     }
 
     private var nodes: [Node?] = []
+    /// The recency list's links, by slot (as `nodes`).
+    private var links: [Links] = []
     private var freeSlots: [Int] = []
     private var index: [MemoryKey: Int] = [:]
     private var varyMemos: [[UInt8]: VaryMemo] = [:]
@@ -71,9 +79,15 @@ struct MemoryTier {
 
     /// The item at `memoryKey`, marked as most recently used.
     mutating func item(at memoryKey: MemoryKey) -> Item? {
+        withItem(at: memoryKey) { $0 }
+    }
+
+    /// What `body` takes from the item at `memoryKey` (marked as most recently used), or `nil`
+    /// when there is none: the item is lent in place, so a lookup copies only what it keeps.
+    mutating func withItem<R>(at memoryKey: MemoryKey, _ body: (borrowing Item) -> R) -> R? {
         guard let slot = index[memoryKey] else { return nil }
         moveToFront(slot)
-        return nodes[slot]!.item
+        return body(nodes[slot]!.item)
     }
 
     // MARK: Changes
@@ -93,13 +107,14 @@ struct MemoryTier {
             if varyMemos[memoryKey.key]?.variants.isEmpty == true { varyMemos[memoryKey.key] = nil }
             return 0
         }
-        let node = Node(key: memoryKey, item: item, cost: cost, newer: -1, older: -1)
+        let node = Node(key: memoryKey, item: item, cost: cost)
         let slot: Int
         if let free = freeSlots.popLast() {
             nodes[free] = node
             slot = free
         } else {
             nodes.append(node)
+            links.append(Links())
             slot = nodes.count - 1
         }
         index[memoryKey] = slot
@@ -173,7 +188,7 @@ struct MemoryTier {
         var slot = newest
         while slot >= 0, keys.count <= index.count {
             keys.append(nodes[slot]!.key)
-            slot = nodes[slot]!.older
+            slot = links[slot].older
         }
         return keys
     }
@@ -221,17 +236,16 @@ struct MemoryTier {
     }
 
     private mutating func linkAtFront(_ slot: Int) {
-        nodes[slot]!.newer = -1
-        nodes[slot]!.older = newest
-        if newest >= 0 { nodes[newest]!.newer = slot }
+        links[slot] = Links(newer: -1, older: newest)
+        if newest >= 0 { links[newest].newer = slot }
         newest = slot
         if oldest < 0 { oldest = slot }
     }
 
     private mutating func unlink(_ slot: Int) {
-        let node = nodes[slot]!
-        if node.newer >= 0 { nodes[node.newer]!.older = node.older } else { newest = node.older }
-        if node.older >= 0 { nodes[node.older]!.newer = node.newer } else { oldest = node.newer }
+        let (newer, older) = (links[slot].newer, links[slot].older)
+        if newer >= 0 { links[newer].older = older } else { newest = older }
+        if older >= 0 { links[older].newer = newer } else { oldest = newer }
     }
 
     private mutating func moveToFront(_ slot: Int) {

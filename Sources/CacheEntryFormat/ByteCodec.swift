@@ -82,7 +82,12 @@ package struct ByteReader {
 
     package mutating func readString() -> String? {
         guard let length = readUInt32(), let slice = readBytes(Int(length)) else { return nil }
-        return String(validating: slice, as: UTF8.self)
+        return slice.withUnsafeBufferPointer { buffer in
+            // ASCII (URLs, field names, nearly every value) is valid UTF-8 as it is: decoding it
+            // skips the generic validation, which was most of a response head's decoding.
+            if buffer.allSatisfy({ $0 < 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
+            return String(validating: buffer, as: UTF8.self)
+        }
     }
 
     package mutating func readOptionalString() -> String?? {

@@ -26,6 +26,20 @@ struct ResponseHeadCodecTests {
                 == "accept, accept-language")
     }
 
+    /// Strings decode as UTF-8 whether they are ASCII (the fast path) or not, and a string that
+    /// is not UTF-8 makes the head a miss.
+    @Test func stringsAreValidatedUTF8() {
+        var head = Self.sample
+        head.headerFields.append(.init(name: "Content-Disposition", value: "attachment; filename=\"résumé.pdf\""))
+        #expect(ResponseHead(decoding: head.encoded()) == head)
+        var bytes = head.encoded()
+        let accent = bytes.firstIndex(of: 0xC3)!
+        bytes[accent] = 0xFF // no UTF-8 sequence starts with 0xFF
+        #expect(ResponseHead(decoding: bytes) == nil)
+        bytes[accent] = 0x80 // a continuation byte without its lead byte
+        #expect(ResponseHead(decoding: bytes) == nil)
+    }
+
     @Test func everyTruncationIsRejected() {
         let bytes = Self.sample.encoded()
         for length in 0..<bytes.count {

@@ -292,6 +292,64 @@ static int index_header_state(int rootfd, const char *name, struct stat *out, in
     return state;
 }
 
+/* The free list's table as the newer of LMDB's two meta pages records it (read with pread, never
+ * mapped): its depth, overflow pages and root page. Offsets of LMDB 0.9's MDB_meta after the
+ * 16-byte page header: the free list's MDB_db at 24 (depth at +6, overflow pages at +24, root at
+ * +40), the transaction id at 128. */
+typedef struct free_list_shape {
+    uint64_t root, overflow_pages;
+    unsigned depth;
+} free_list_shape;
+static int read_free_list_shape(int fd, unsigned psize, free_list_shape *out) {
+    uint64_t best_txn = 0;
+    int found = 0;
+    for (unsigned m = 0; m < 2; m++) {
+        uint8_t meta[16 + 136];
+        if (suc_os_pread_full(fd, meta, sizeof meta, (off_t)m * psize) != (ssize_t)sizeof meta ||
+            suc_get_u32(meta + 16) != LMDB_META_MAGIC)
+            continue;
+        uint64_t txn = suc_get_u64(meta + 16 + 128);
+        if (found && txn <= best_txn) continue;
+        best_txn = txn;
+        found = 1;
+        out->depth = suc_get_u16(meta + 16 + 24 + 6);
+        out->overflow_pages = suc_get_u64(meta + 16 + 24 + 24);
+        out->root = suc_get_u64(meta + 16 + 24 + 40);
+    }
+    return found;
+}
+
+/* Whether every page from `first` to `last` is in the index's free list (LMDB's FREE_DBI, table
+ * 0: a transaction id → the pages it freed, as a count then the page numbers). A free list that
+ * cannot be read, or a gap too large to track, says no. */
+#define TAIL_CHECK_MAX_PAGES (1u << 20)
+static int tail_is_free(MDB_env *env, uint64_t first, uint64_t last) {
+    if (last < first || last - first + 1 > TAIL_CHECK_MAX_PAGES) return 0;
+    size_t count = (size_t)(last - first + 1), found = 0;
+    uint8_t *seen = calloc(count, 1);
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    if (!seen || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) || mdb_cursor_open(txn, 0, &cur)) goto out;
+    MDB_val k, v;
+    int mrc;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        size_t n = 0;
+        if (v.mv_size < sizeof n) break;
+        memcpy(&n, v.mv_data, sizeof n);
+        if (n > v.mv_size / sizeof n - 1) break; /* not a page list: damage */
+        for (size_t i = 1; i <= n; i++) {
+            size_t pg;
+            memcpy(&pg, (uint8_t *)v.mv_data + i * sizeof pg, sizeof pg);
+            if (pg >= first && pg <= last && !seen[pg - first]) seen[pg - first] = 1, found++;
+        }
+    }
+out:
+    if (cur) mdb_cursor_close(cur);
+    if (txn) mdb_txn_abort(txn);
+    free(seen);
+    return found == count;
+}
+
 /* After LMDB opened `name` by path: the file it opened is the one we checked (no symlink or
  * other file swapped in between), and it holds every page its meta page names. */
 static int index_file_matches(MDB_env *env, const struct stat *checked, const char *name, suc_error *err) {
@@ -308,12 +366,22 @@ static int index_file_matches(MDB_env *env, const struct stat *checked, const ch
         return suc_fail(err, SUC_EIO, "fstat(index)", errno, 0, "cannot stat index file %s", name);
     if (checked && (st.st_dev != checked->st_dev || st.st_ino != checked->st_ino))
         return suc_fail(err, SUC_EUNSAFE, "open(index)", 0, 0, "%s was replaced while it was opened", name);
-    if ((uint64_t)st.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize)
-        return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0,
-                        "index file %s is damaged: %llu bytes, its pages need %llu", name,
-                        (unsigned long long)st.st_size,
-                        (unsigned long long)(((uint64_t)info.me_last_pgno + 1) * est.ms_psize));
-    return SUC_OK;
+    uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
+    if ((uint64_t)st.st_size >= need) return SUC_OK;
+    /* Shorter than its meta page says. A commit that allocated pages and freed them again before
+     * it ended (LMDB's "loose" pages) counts them in the meta page's last page without writing
+     * them, so the missing tail may be free pages LMDB never reads: a healthy index, which must
+     * not be moved aside (mdb.c on the meta page's last page: "the file may be shorter if the
+     * freeDB lists the final pages"). It is healthy when every missing page is in the free list,
+     * read only where that touches no missing page: a free list of one leaf inside the file.
+     * Otherwise (a larger free list, or pages in use missing) it is treated as damaged. */
+    uint64_t have = (uint64_t)st.st_size / est.ms_psize;
+    free_list_shape shape;
+    if (read_free_list_shape(fd, est.ms_psize, &shape) && shape.depth == 1 && shape.overflow_pages == 0 &&
+        shape.root < have && tail_is_free(env, have, info.me_last_pgno))
+        return SUC_OK;
+    return suc_fail(err, SUC_ECORRUPT, "fstat(index)", 0, 0, "index file %s is damaged: %llu bytes, its pages need %llu",
+                    name, (unsigned long long)st.st_size, (unsigned long long)need);
 }
 
 /* LMDB's open waits without a bound (F_SETLKW) while another process holds an exclusive lock on

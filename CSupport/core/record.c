@@ -27,7 +27,8 @@
  *       minor that adds more after it writes this field always, with 0 for no tags)
  *  0.3: u32 tags_len (always) and the tags, then u32 body_record_len: the length of the record
  *       copy that ends the body file, written when this record is not that copy (its head was
- *       refreshed by a 304 and the body file kept: suc_refresh)
+ *       refreshed by a 304 and the body file kept: suc_refresh); 0 in a later minor's record
+ *       that is its own copy
  * The same bytes (without an inline body) end every body file, so the index can be rebuilt.
  *
  * Why two minors are written: a record with neither tags nor an invalidation is written as 0.1,
@@ -151,8 +152,11 @@ int suc_record_decode(const uint8_t *buf, size_t len, suc_record *out) {
         if (len - need < 4) return SUC_ECORRUPT;
         out->body_record_len = suc_get_u32(buf + need);
         need += 4;
-        if (out->body_record_len < SUC_RECORD_FIXED_LEN || out->body_record_len > SUC_RECORD_MAX_COPY_LEN ||
-            (out->flags & SUC_REC_INLINE))
+        /* 0: the body file ends with this record's own copy (what a later minor writes when it
+         * has no refreshed head); else a record's length, and never with an inline body. */
+        if (out->body_record_len &&
+            (out->body_record_len < SUC_RECORD_FIXED_LEN || out->body_record_len > SUC_RECORD_MAX_COPY_LEN ||
+             (out->flags & SUC_REC_INLINE)))
             return SUC_ECORRUPT;
     }
     if (!newer_minor && need != len) return SUC_ECORRUPT;

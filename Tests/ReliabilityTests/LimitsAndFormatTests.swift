@@ -88,11 +88,12 @@ extension Reliability {
             try store.store(RecordDescriptor(key: Array("m".utf8)), body: Array(repeating: 3, count: 5000))
             try store.store(RecordDescriptor(key: Array("n".utf8)), body: Array(repeating: 2, count: 5000))
             // A newer minor (u16 format at offset 4, record.c: major × 256 + minor) that appends
-            // 16 bytes this release does not know, after the tag list field every minor from 0.2
-            // on writes first when it adds more (here 0: no tags).
+            // 16 bytes this release does not know, after the fields of the minors it knows: the tag
+            // list field every minor from 0.2 on writes first (here 0: no tags), and 0.3's length
+            // of the body file's record copy (here 0: the record is its own copy).
             var minor = try #require(try store.debugRawRecord(for: Array("m".utf8)))
             minor[4] = 9
-            minor += [0, 0, 0, 0] + [UInt8](repeating: 0xAB, count: 16)
+            minor += [0, 0, 0, 0] + [0, 0, 0, 0] + [UInt8](repeating: 0xAB, count: 16)
             try store.debugOverwriteRecord(for: Array("m".utf8), with: minor)
             #expect(try store.record(for: Array("m".utf8))?.body == Array(repeating: 3, count: 5000))
             _ = try store.verify(fix: true) // the counters, which the hand-made record bypassed

@@ -245,15 +245,17 @@ extension CacheEngine {
 
     /// A stored body read whole, or nil when it could not be (a damaged one was purged by the store).
     private func readWhole(_ reader: BodyReader) -> Data? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(reader.size)
+        // Gathered in the Data itself: an array first cost a second copy of the whole body.
+        var body = Data(capacity: reader.size)
         do {
-            while case let chunk = try reader.read(maxBytes: CachedBody.chunkBytes), !chunk.isEmpty { bytes += chunk }
+            while case let chunk = try reader.read(maxBytes: CachedBody.chunkBytes), !chunk.isEmpty {
+                body.append(contentsOf: chunk)
+            }
         } catch {
             storedBodyFailed(error)
             return nil
         }
-        return Data(bytes)
+        return body
     }
 
     /// A response read whole from the store, kept in the memory tier as the version it was read as.

@@ -3,11 +3,15 @@ import Foundation
 
 extension CacheStore {
     /// A body at least this long is handed over in the core's own buffer instead of copied
-    /// (``recordWithBody(for:variant:)``). The buffer comes with the rest of its entry (the copy
-    /// of the index record: key, head, tags), which stays allocated until the `Data` is released:
-    /// from 16 KiB on that is a few percent of the body at most, and below it a copy costs next
-    /// to nothing.
+    /// (``recordWithBody(for:variant:)``), if it is also ``bodyHandoverRatio`` times what the rest
+    /// of its entry holds. The buffer comes with that rest (the copy of the index record: key,
+    /// head, userInfo, tags, and an inline body's stored bytes), which stays allocated until the
+    /// `Data` is released, unseen by the memory tier's accounting; below this size a copy costs
+    /// next to nothing.
     package static let bodyHandoverMinimumBytes = 16 << 10
+    /// See ``bodyHandoverMinimumBytes``: what a handed-over body keeps allocated beside it is at
+    /// most an eighth of its size.
+    package static let bodyHandoverRatio = 8
 
     /// Looks up an entry with its body as `Data`: the record (``StoredRecord/body`` is `nil`)
     /// and the body, which a large body shares with the store's read instead of being copied
@@ -28,7 +32,13 @@ extension CacheStore {
                     guard rc == SUC_OK, let entry = found else { return .failure(CacheError(core: rc, detail)) }
                     let view = suc_entry_get_view(entry).pointee
                     let record = StoredRecord(view, includesBody: false)
-                    guard let body = view.body, view.body_len >= Self.bodyHandoverMinimumBytes else {
+                    let inline = view.flags & UInt32(SUC_ENTRY_INLINE) != 0
+                    let rest =
+                        view.key_len + view.variant_len + view.partition_len + view.head_len + view.user_info_len
+                        + view.tags_len + (inline ? Int(view.stored_size) : 0)
+                    guard let body = view.body,
+                        view.body_len >= max(Self.bodyHandoverMinimumBytes, Self.bodyHandoverRatio * rest)
+                    else {
                         defer { suc_entry_free(entry) }
                         return .success((record, view.body.map { Data(bytes: $0, count: view.body_len) } ?? Data()))
                     }

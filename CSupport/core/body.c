@@ -222,6 +222,8 @@ int suc_body_compress(suc_cache *c, const uint8_t *body, size_t len, uint8_t *ou
  * carry-less multiplication where the CPU has it: several times faster on large bodies. */
 uint32_t suc_crc32(uint32_t crc, const void *bytes, size_t len) { return libdeflate_crc32(crc, bytes, len); }
 
+uint32_t suc_checksum_crc32(uint32_t crc, const void *bytes, size_t len) { return len ? suc_crc32(crc, bytes, len) : crc; }
+
 /*
  * Turns the stored bytes into the logical body. Inflation stops at the recorded length: a
  * stream that would produce more, or less, is corrupt (decompression bombs end here). For

@@ -1,28 +1,22 @@
-/// CRC-32 (ISO-HDLC: zlib's, gzip's and PNG's; reflected polynomial 0xEDB88320) for snapshot
-/// files. In Swift because only the C core may link zlib (Package.swift's layers); a snapshot is
-/// checked at disk speed, not on any hot path, so a table-driven byte loop is enough.
-package struct SnapshotCRC32: Sendable {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index)
-        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        return crc
-    }
+import SharedURLCacheStore
 
-    private var state: UInt32 = 0xFFFF_FFFF
+/// CRC-32 (ISO-HDLC: zlib's, gzip's and PNG's) for snapshot files: the core's checksum
+/// (``Checksum``), kept running across the pieces a snapshot is read and written in.
+package struct SnapshotCRC32: Sendable {
+    private var state: UInt32 = 0
 
     package init() {}
 
     /// Adds `bytes` to the running checksum.
     package mutating func update(_ bytes: some Sequence<UInt8>) {
-        var crc = state
-        Self.table.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        }
-        state = crc
+        let crc = state
+        state =
+            bytes.withContiguousStorageIfAvailable { Checksum.crc32(UnsafeRawBufferPointer($0), continuing: crc) }
+            ?? Array(bytes).withUnsafeBytes { Checksum.crc32($0, continuing: crc) }
     }
 
     /// The checksum of everything added so far.
-    package var value: UInt32 { state ^ 0xFFFF_FFFF }
+    package var value: UInt32 { state }
 
     /// The checksum of `bytes` alone.
     package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {

@@ -299,6 +299,11 @@ void suc_writer_abort(suc_writer *w);
 int suc_put(suc_cache *cache, const suc_put_params *params, const void *body, size_t body_len,
             uint64_t *out_version, suc_error *err);
 
+/* The CRC-32 of `len` bytes (zlib's crc32: ISO-HDLC, reflected 0xEDB88320), continuing `crc`
+ * (0 starts one): the checksum the core gives raw bodies, for callers' own files (snapshots).
+ * No result code; `bytes` may be NULL when `len` is 0. */
+uint32_t suc_checksum_crc32(uint32_t crc, const void *bytes, size_t len);
+
 /* Replaces the head of the entry at (params->key, params->variant) while it is still
  * `expect_version` (the version a lookup read), keeping its body: the new record names the same
  * body file (or carries the same inline body), so a revalidation by 304 writes one index record

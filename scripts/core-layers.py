@@ -24,7 +24,7 @@ LAYERS = [
     ("txn", ["files.c", "txn.c", "generation_file.c", "unsynced.c"]),
     ("index", ["index.c", "secondaries.c", "time_orders.c", "key_order.c", "tags.c", "partitions.c", "purge.c"]),
     ("operations", ["body.c", "body_reader.c", "lookup.c", "writer.c", "refresh.c", "commit.c", "eviction.c", "bulk_remove.c",
-                    "lease.c", "quota.c", "generation.c", "usage.c", "space.c", "debug_hooks.c"]),
+                    "lease.c", "quota.c", "generation.c", "earlier_releases.c", "usage.c", "space.c", "debug_hooks.c"]),
     ("maintenance", ["maintenance.c"]),
     ("handle", ["cache.c"]),
 ]

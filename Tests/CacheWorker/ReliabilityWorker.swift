@@ -21,6 +21,7 @@ import Foundation
 ///   rel-readpool DIR N                       N concurrent read transactions, then READY, waits
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
 ///   rel-neighbour DIR SECONDS SEED           a service's traffic under a hostile neighbour
+///   rel-lockchurn DIR COUNT                  takes and drops COUNT flocks in a loop (LockChurnWorker.swift)
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
 ///   rel-relaxed-writer DIR SEED ID KEYS      `writer` with `.relaxed` durability (never closes)
 ///   rel-relaxed-put DIR KEY SEQ SIZE         one `.relaxed` store, then a clean close
@@ -54,6 +55,7 @@ enum ReliabilityWorker {
             case "rel-fsize": return try fileSizeLimit(dir)
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
             case "rel-neighbour": return NeighbourWorker.run(args)
+            case "rel-lockchurn": return LockChurnWorker.run(args)
             case "rel-soak-mixed":
                 try soakMixed(
                     dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)

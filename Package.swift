@@ -153,7 +153,10 @@ let package = Package(
         // Test support: the seeded generator shared by tests and helper processes.
         .target(name: "SeededRandom"),
         // Test support: real child processes (drained pipes, a deadline) and temporary directories.
-        .target(name: "TestProcess", path: "Tests/TestProcess"),
+        .target(name: "TestProcess", dependencies: ["ParallelTestWidth"], path: "Tests/TestProcess"),
+        // Test support: caps how many test cases a parallel `swift test` runs at once (a
+        // constructor; see the file).
+        .target(name: "ParallelTestWidth", path: "Tests/ParallelTestWidth"),
         // Test support: a loopback HTTP/1.1 origin that counts requests, and a tiny client.
         .target(
             name: "LoopbackOrigin",

@@ -6,7 +6,7 @@ import TestProcess
 
 /// `urlcache purge` over more entries than one write transaction takes (1,000): what it reports
 /// is what it removed, and only those entries' body files go.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct BulkPurgeCommandTests {
     static let tagged = 2_500
 

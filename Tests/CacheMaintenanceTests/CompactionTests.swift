@@ -22,7 +22,7 @@ struct CompactionTests {
             let store = try CacheStore(directory: dir.cache)
             let fill = ContinuousClock.now
             let failures = Shared(0)
-            DispatchQueue.concurrentPerform(iterations: 4) { lane in
+            onOwnThreads(4) { lane in
                 for i in stride(from: lane, to: count, by: 4) {
                     do {
                         try store.store(
@@ -91,7 +91,7 @@ struct CompactionTests {
         do {
             let store = try CacheStore(directory: dir.cache)
             let count = fill == .indexHeavy ? 20_000 : 400
-            DispatchQueue.concurrentPerform(iterations: 4) { lane in
+            onOwnThreads(4) { lane in
                 for i in stride(from: lane, to: count, by: 4) {
                     let body =
                         fill == .indexHeavy

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestProcess
 
 /// docs/Reliability.md T12: the committed failures of the proxy's request-path fuzz target
 /// (Fuzz/FailCases/proxy-request) and its seeds stay unit tests, through the very check the
 /// target runs (ProxyRequestFuzzCheck.swift), one input at a time: the check's stand-in origin is
 /// shared by the process.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .serialized, .timeLimit(.minutes(5)))
 struct ProxyRequestFuzzReplayTests {
     static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Fuzz").standardized

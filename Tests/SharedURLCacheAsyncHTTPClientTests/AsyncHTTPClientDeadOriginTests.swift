@@ -13,7 +13,7 @@ import TestProcess
 /// (RFC 9111 §5.2.2.2), the connection error on a miss. With `HTTPClient.shared` a refused
 /// connect was retried until the request's deadline (30 s here); the bound is generous for a
 /// loaded machine.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
 struct AsyncHTTPClientDeadOriginTests {
     enum Failure: String, CaseIterable, Sendable {
         case refused, closed, reset

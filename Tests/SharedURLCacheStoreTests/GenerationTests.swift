@@ -21,7 +21,7 @@ import TestProcess
             done.store(1, ordering: .releasing)
         }
         rewriter.start()
-        DispatchQueue.concurrentPerform(iterations: 4) { lane in
+        onOwnThreads(4) { lane in
             var i = 0
             while done.load(ordering: .acquiring) == 0 || i < 200 {
                 let key = bytes("k\(lane)-\(i)")

@@ -1,11 +1,12 @@
 import Foundation
 @_spi(Testing) import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// `verify --rebuild` restores entries from the record copies in body files after the index was
 /// lost. A body file the index does not know is not always a lost entry: it can be a replaced
 /// version or a removed entry whose unlink was lost (a crash between the commit and the unlink).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingWaits, .timeLimit(.minutes(2)))
 struct RebuildTests {
     static func configuration() -> CacheStoreConfiguration {
         var configuration = CacheStoreConfiguration()

@@ -1,10 +1,11 @@
 import Foundation
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// The whole-body lookup as `Data` (what SharedCache's disk hits read): the same entry as
 /// `record(for:)`, and a body handed over in the core's buffer stays valid on its own.
-@Suite
+@Suite(.blockingWaits)
 struct WholeBodyTests {
     @Test(
         "recordWithBody returns the record and body that record(for:) does, below and above the handover size",

@@ -27,7 +27,7 @@ struct ConcurrencyTests {
         let wrongBodies = Atomic<Int>(0)
 
         // When
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+        onOwnThreads(Self.threads) { thread in
             var rng = SplitMix(UInt64(thread) &+ 0x5EED)
             for i in 0..<Self.operationsPerThread {
                 let n = Int(rng.next() % UInt64(Self.keys))

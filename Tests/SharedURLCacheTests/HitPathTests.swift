@@ -7,10 +7,11 @@ import HTTPCacheSemantics
 @testable import SharedURLCache
 import SharedURLCacheStore
 import Testing
+import TestProcess
 
 /// The hit path's shortcuts: the memory tier keeps the built response, and GET keys
 /// are remembered per URL string. Neither may change what is served (docs/Design.md invariant 3).
-@Suite("Hit path", .timeLimit(.minutes(5)))
+@Suite("Hit path", .blockingWaits, .timeLimit(.minutes(5)))
 struct HitPathTests {
     @Test func memoryHitsReturnTheSameResponseObject() throws {
         let directory = TestDirectory()

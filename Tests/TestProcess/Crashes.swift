@@ -55,7 +55,9 @@ public struct AckFile: Sendable {
     /// The file at `path`, created empty when missing.
     public init(_ path: String) {
         self.path = path
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
     }
 
     /// Appends the complete `ACK ` lines of `output`; returns how many.

@@ -90,17 +90,7 @@ extension Reliability {
             let scratch = Scratch()
             let warm = try Child.run(["rel-openclose", scratch.cache, "3"])
             try #require(warm.status == 0, "\(warm.err)")
-            // A process that holds LMDB's lock on index.lmdb-lock but not the generation file's
-            // flock looks, in /proc/locks, exactly like a process of an earlier release.
-            let earlier = try Child(
-                program: "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    "import fcntl,os,sys,time\nfd=os.open(sys.argv[1],os.O_RDWR)\n"
-                        + "fcntl.lockf(fd,fcntl.LOCK_SH,1,0)\nprint('HELD',flush=True)\ntime.sleep(60)",
-                    scratch.cache + "/index.lmdb-lock",
-                ])
-            #expect(earlier.waitForLine("HELD"))
+            let earlier = try earlierReleaseLookalike(scratch.cache)
             defer { earlier.killed() }
             // Seen from the same namespace, the rewrite names it and waits for it (as before).
             let seen = try Child.run(["rel-rewriter", scratch.cache, "1000", "1", "none"])

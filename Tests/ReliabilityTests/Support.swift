@@ -58,3 +58,19 @@ func runSeed(_ name: String) -> UInt64 {
 func walk(_ dir: String) -> [String] {
     FileManager.default.enumerator(atPath: dir).map { $0.compactMap { $0 as? String } } ?? []
 }
+
+/// A process that looks, in /proc/locks, exactly like one of an earlier release attached to
+/// `cache`: it holds LMDB's lock on index.lmdb-lock but not the generation file's flock. Kill it
+/// when done (it sleeps `seconds`).
+func earlierReleaseLookalike(_ cache: String, seconds: Int = 60) throws -> Child {
+    let holder = try Child(
+        program: "/usr/bin/env",
+        [
+            "python3", "-c",
+            "import fcntl,os,sys,time\nfd=os.open(sys.argv[1],os.O_RDWR)\n"
+                + "fcntl.lockf(fd,fcntl.LOCK_SH,1,0)\nprint('HELD',flush=True)\ntime.sleep(\(seconds))",
+            cache + "/index.lmdb-lock",
+        ])
+    #expect(holder.waitForLine("HELD"))
+    return holder
+}

@@ -36,6 +36,7 @@ struct URLCacheCommand: ParsableCommand {
             Bench.self,
             BenchWorker.self,
             BenchOps.self,
+            BenchTrace.self,
         ]
             + networkingSubcommands
     )

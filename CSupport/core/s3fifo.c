@@ -7,7 +7,7 @@
  * where a new key starts (about a tenth of the capacity), and `main`. An entry carries a use
  * counter, 0..3, raised by its hits (a hit on a counter already at 3 writes nothing). At the
  * capacity the small queue's oldest entry moves to main when it was hit since it came in, or is
- * evicted and its key hash remembered in the `ghost` FIFO; main's oldest entry goes back to
+ * evicted and its key hash remembered in the `ghost`; main's oldest entry goes back to
  * main's head with its counter lowered when it is above 0, or is evicted. A key stored again
  * while the ghost remembers it starts in main. A one-hit wonder thus passes through the small
  * queue only, and a scan never reaches the entries in main.
@@ -16,13 +16,13 @@
  * index rewrite copies `meta` whole; an earlier release reads none of these keys):
  *   0x00 'E'                                  u8 policy: 1 = S3-FIFO (absent: least recently used)
  *   0x00 'E' 'c'                              u64 next queue position, small-queue bytes, small
- *                                             entries, ghost keys (little endian)
+ *                                             entries, ghost clock (little endian)
  *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue 'S' (small) or 'M' (main); position
  *                                             big-endian, so one cursor walks a queue oldest first
  *   0x00 'f' ‖ ikey                           queue, position (big-endian), counter, u64 bytes
  *                                             (record + block-rounded body file)
- *   0x00 'G' ‖ position ‖ key hash            ""   the ghost FIFO
- *   0x00 'g' ‖ key hash                       position of the key hash in the ghost
+ *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
+ *                                             u32 ghost clock (below)
  * An entry no queue knows (stored by an earlier release, or before the policy was chosen) is
  * evicted by the use order once the queues are empty; a queue key whose record is gone is a
  * stray, dropped when met. Every change runs in the caller's write transaction.
@@ -36,19 +36,20 @@
 enum { POLICY_S3FIFO = 1 };
 enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
 #define COUNTER_MAX 3
-#define GHOST_HASH_LEN 16
 #define QKEY_LEN (3 + 8 + SUC_IKEY_LEN)
 #define EKEY_LEN (2 + SUC_IKEY_LEN)
 #define EVALUE_LEN (1 + 8 + 1 + 8)
-#define GKEY_LEN (2 + 8 + GHOST_HASH_LEN)
-#define GINDEX_LEN (2 + GHOST_HASH_LEN)
+#define GHOST_BUCKETS 4096
+#define GHOST_SLOTS 16
+#define GBUCKET_KEY_LEN 4
+#define GBUCKET_VALUE_LEN (GHOST_SLOTS * 8)
 #define STATE_LEN 32
 
 static const uint8_t policy_key[2] = {0, 'E'};
 static const uint8_t state_key[3] = {0, 'E', 'c'};
 
 typedef struct queue_state {
-    uint64_t next_position, small_bytes, small_entries, ghosts;
+    uint64_t next_position, small_bytes, small_entries, ghost_clock;
 } queue_state;
 
 typedef struct entry_state {
@@ -98,13 +99,6 @@ static void ekey_make(const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[EKEY_LEN]) {
     out[0] = 0, out[1] = 'f';
     memcpy(out + 2, ikey, SUC_IKEY_LEN);
 }
-/* The ghost remembers a key hash and variant hash, cut to 16 bytes: a collision only starts a
- * key in main. */
-static void ghost_hash(const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[GHOST_HASH_LEN]) {
-    memcpy(out, ikey, 8);
-    memcpy(out + 8, ikey + SUC_KEY_HASH_LEN, 8);
-}
-
 static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
     memset(s, 0, sizeof *s);
     MDB_val k = {sizeof state_key, (void *)state_key}, v;
@@ -113,13 +107,13 @@ static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
     if (mrc) return mrc;
     const uint8_t *p = v.mv_data;
     s->next_position = suc_get_u64(p), s->small_bytes = suc_get_u64(p + 8);
-    s->small_entries = suc_get_u64(p + 16), s->ghosts = suc_get_u64(p + 24);
+    s->small_entries = suc_get_u64(p + 16), s->ghost_clock = suc_get_u64(p + 24);
     return 0;
 }
 static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_error *err) {
     uint8_t v[STATE_LEN];
     suc_put_u64(v, s->next_position), suc_put_u64(v + 8, s->small_bytes);
-    suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghosts);
+    suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghost_clock);
     return meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
 }
 
@@ -173,31 +167,6 @@ static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
 
 static uint64_t entry_bytes(const suc_record *r, size_t len) { return (uint64_t)len + suc_record_file_bytes(r, len); }
 
-/* ---- the ghost ---- */
-
-/* Whether the ghost remembers the key (and forgets it: it is stored again). */
-static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, int *found,
-                      suc_error *err) {
-    uint8_t gi[GINDEX_LEN] = {0, 'g'};
-    ghost_hash(ikey, gi + 2);
-    MDB_val k = {GINDEX_LEN, gi}, v;
-    *found = 0;
-    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
-    if (mrc == MDB_NOTFOUND) return SUC_OK;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
-    *found = 1;
-    int rc = SUC_OK;
-    if (v.mv_size == 8) {
-        uint8_t gk[GKEY_LEN] = {0, 'G'};
-        memcpy(gk + 2, v.mv_data, 8);
-        memcpy(gk + 10, gi + 2, GHOST_HASH_LEN);
-        rc = meta_del(txn, c, gk, sizeof gk, err);
-    }
-    if (!rc) rc = meta_del(txn, c, gi, sizeof gi, err);
-    if (s->ghosts) s->ghosts--;
-    return rc;
-}
-
 /* The first meta key under `prefix` (copied into out, at most `cap` bytes): 0, MDB_NOTFOUND, or an error. */
 static int first_under(suc_cache *c, MDB_txn *txn, const uint8_t *prefix, size_t plen, uint8_t *out, size_t cap,
                        size_t *out_len) {
@@ -212,35 +181,63 @@ static int first_under(suc_cache *c, MDB_txn *txn, const uint8_t *prefix, size_t
     return mrc;
 }
 
-/* Remembers an entry evicted from the small queue; the ghost keeps at most as many key hashes
- * as the directory keeps entries (the paper's ghost is as large as the main queue). */
-static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, suc_error *err) {
-    int found, rc = ghost_take(c, txn, ikey, s, &found, err);
-    if (rc) return rc;
-    uint8_t gk[GKEY_LEN] = {0, 'G'}, gi[GINDEX_LEN] = {0, 'g'}, none = 0;
-    uint64_t position = s->next_position++;
-    put_be64(gk + 2, position);
-    ghost_hash(ikey, gk + 10);
-    memcpy(gi + 2, gk + 10, GHOST_HASH_LEN);
-    if ((rc = meta_put(txn, c, gk, sizeof gk, &none, 0, err)) || (rc = meta_put(txn, c, gi, sizeof gi, gk + 2, 8, err)))
-        return rc;
-    s->ghosts++;
+/* ---- the ghost ---- */
+
+/* A direct-mapped table of GHOST_BUCKETS values of GHOST_SLOTS slots: a slot holds a key's
+ * fingerprint and the ghost clock (state.ghost_clock: how many keys the ghost has taken in) when it
+ * came in, both u32. A key is remembered while fewer than `entries` keys came in after it and
+ * no other key took its slot. One eviction writes one bucket, with no order to trim: a ghost of
+ * FIFO keys cost four key writes per eviction from the small queue. */
+static void ghost_place(const uint8_t ikey[SUC_IKEY_LEN], uint8_t key[GBUCKET_KEY_LEN], size_t *slot, uint32_t *print) {
+    uint32_t bucket = ((uint32_t)ikey[0] << 8 | ikey[1]) % GHOST_BUCKETS;
+    key[0] = 0, key[1] = 'g', key[2] = (uint8_t)(bucket >> 8), key[3] = (uint8_t)bucket;
+    *slot = ikey[2] % GHOST_SLOTS;
+    /* The key's hash and its variant's: a collision only starts a key in main. */
+    *print = suc_get_u32(ikey + 3) ^ suc_get_u32(ikey + SUC_KEY_HASH_LEN);
+    if (!*print) *print = 1; /* 0 is an empty slot */
+}
+
+static int ghost_bucket_read(suc_cache *c, MDB_txn *txn, const uint8_t key[GBUCKET_KEY_LEN],
+                             uint8_t out[GBUCKET_VALUE_LEN]) {
+    MDB_val k = {GBUCKET_KEY_LEN, (void *)key}, v;
+    memset(out, 0, GBUCKET_VALUE_LEN);
+    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == 0 && v.mv_size == GBUCKET_VALUE_LEN) memcpy(out, v.mv_data, GBUCKET_VALUE_LEN); /* else: empty */
+    return mrc == MDB_NOTFOUND ? 0 : mrc;
+}
+
+/* Whether the ghost remembers the key (and forgets it: it is stored again). */
+static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, int *found,
+                      suc_error *err) {
+    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
+    size_t slot;
+    uint32_t print;
+    ghost_place(ikey, key, &slot, &print);
+    *found = 0;
+    int mrc = ghost_bucket_read(c, txn, key, bucket);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
+    uint8_t *at = bucket + slot * 8;
+    if (suc_get_u32(at) != print) return SUC_OK;
     uint64_t entries = 0;
     suc_meta_get(c, txn, "entries", &entries);
-    while (s->ghosts > entries) {
-        uint8_t oldest[GKEY_LEN];
-        size_t len;
-        int mrc = first_under(c, txn, gk, 2, oldest, sizeof oldest, &len);
-        if (mrc == MDB_NOTFOUND || (mrc == 0 && len != GKEY_LEN)) {
-            s->ghosts = 0;
-            break;
-        }
-        if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(ghost)", mrc);
-        memcpy(gi + 2, oldest + 10, GHOST_HASH_LEN);
-        if ((rc = meta_del(txn, c, oldest, sizeof oldest, err)) || (rc = meta_del(txn, c, gi, sizeof gi, err))) return rc;
-        s->ghosts--;
-    }
-    return SUC_OK;
+    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(at + 4);
+    *found = age <= entries;
+    memset(at, 0, 8);
+    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
+}
+
+/* Remembers an entry evicted from the small queue. */
+static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, suc_error *err) {
+    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
+    size_t slot;
+    uint32_t print;
+    ghost_place(ikey, key, &slot, &print);
+    int mrc = ghost_bucket_read(c, txn, key, bucket);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
+    s->ghost_clock++;
+    suc_put_u32(bucket + slot * 8, print);
+    suc_put_u32(bucket + slot * 8 + 4, (uint32_t)s->ghost_clock);
+    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
 }
 
 /* ---- the secondary structure's hooks ---- */
@@ -389,7 +386,7 @@ static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err
 }
 
 static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
-    static const uint8_t kinds[] = {'F', 'f', 'G', 'g', 'E'};
+    static const uint8_t kinds[] = {'F', 'f', 'g', 'E'};
     for (size_t i = 0; i < sizeof kinds; i++) {
         int rc = delete_under(c, txn, kinds[i], err);
         if (rc) return rc;

@@ -188,8 +188,14 @@ static int first_under(suc_cache *c, MDB_txn *txn, const uint8_t *prefix, size_t
  * came in, both u32. A key is remembered while fewer than `entries` keys came in after it and
  * no other key took its slot. One eviction writes one bucket, with no order to trim: a ghost of
  * FIFO keys cost four key writes per eviction from the small queue. */
-static void ghost_place(const uint8_t ikey[SUC_IKEY_LEN], uint8_t key[GBUCKET_KEY_LEN], size_t *slot, uint32_t *print) {
-    uint32_t bucket = ((uint32_t)ikey[0] << 8 | ikey[1]) % GHOST_BUCKETS;
+static void ghost_place(const uint8_t ikey[SUC_IKEY_LEN], uint64_t entries, uint8_t key[GBUCKET_KEY_LEN], size_t *slot,
+                        uint32_t *print) {
+    /* As many buckets as hold the directory's entries (a power of two, at most GHOST_BUCKETS):
+     * a small cache keeps a small table, so its `meta` stays shallow. A table that grew or
+     * shrank since a key came in forgets it, which only starts that key in the small queue. */
+    uint32_t buckets = 1;
+    while (buckets < GHOST_BUCKETS && (uint64_t)buckets * GHOST_SLOTS < entries) buckets <<= 1;
+    uint32_t bucket = ((uint32_t)ikey[0] << 8 | ikey[1]) % buckets;
     key[0] = 0, key[1] = 'g', key[2] = (uint8_t)(bucket >> 8), key[3] = (uint8_t)bucket;
     *slot = ikey[2] % GHOST_SLOTS;
     /* The key's hash and its variant's: a collision only starts a key in main. */
@@ -212,14 +218,14 @@ static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LE
     uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
     size_t slot;
     uint32_t print;
-    ghost_place(ikey, key, &slot, &print);
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    ghost_place(ikey, entries, key, &slot, &print);
     *found = 0;
     int mrc = ghost_bucket_read(c, txn, key, bucket);
     if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
     uint8_t *at = bucket + slot * 8;
     if (suc_get_u32(at) != print) return SUC_OK;
-    uint64_t entries = 0;
-    suc_meta_get(c, txn, "entries", &entries);
     uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(at + 4);
     *found = age <= entries;
     memset(at, 0, 8);
@@ -231,7 +237,9 @@ static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
     uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
     size_t slot;
     uint32_t print;
-    ghost_place(ikey, key, &slot, &print);
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    ghost_place(ikey, entries, key, &slot, &print);
     int mrc = ghost_bucket_read(c, txn, key, bucket);
     if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
     s->ghost_clock++;

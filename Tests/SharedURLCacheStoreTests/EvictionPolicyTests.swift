@@ -77,6 +77,28 @@ struct EvictionPolicyTests {
         try Self.expectClean(store, "after the ghost")
     }
 
+    @Test(
+        "compaction over its target evicts by the policy: the scan under S3-FIFO, the entry asked for again under LRU",
+        arguments: EvictionPolicy.allCases)
+    func compactionFollowsPolicy(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        let store = try CacheStore(directory: dir.cache, configuration: configuration) // no online cap
+        try store.setEvictionPolicy(policy)
+        try Self.put(store, "hot")
+        for round in 0..<3 {
+            try Self.hit(store, "hot")
+            try Self.put(store, "warm-\(round)")
+        }
+        for i in 0..<100 { try Self.put(store, "scan-\(i)", seed: UInt64(i)) }
+        let report = try store.compact(CompactionPolicy(targetBytes: Self.capacity))
+        #expect(report.evictedEntries > 70, "\(report)")
+        let kept = try store.version(for: bytes("hot")) != nil
+        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
+        try Self.expectClean(store, "after compaction")
+    }
+
     @Test("switching the policy on a populated directory keeps every entry and verify clean, both ways")
     func switchingKeepsEntries() throws {
         let dir = TestDirectory()

@@ -136,4 +136,30 @@ struct EvictionPolicyTests {
         #expect(try store.statistics().entries == entries)
         try Self.expectClean(store, "under S3-FIFO")
     }
+
+    @Test("garbage in the policy key and the queues' keys: eviction goes on, verify reports it, --fix rebuilds")
+    func damagedKeys() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .s3fifo)
+        for i in 0..<25 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        let garbage: [([UInt8], [UInt8])] = [
+            ([0, 0x45, 0x63], [1, 2, 3]), // the queues' counters, too short
+            ([0, 0x66] + [UInt8](repeating: 0xAB, count: 48), [0xFF]), // an entry's place naming no record
+            ([0, 0x67, 0, 0], [1, 2, 3]), // a ghost bucket, too short
+            ([0, 0x46, 0x4D] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xAA, count: 48), []), // a stray
+            ([0, 0x46, 0x53, 1, 2, 3], []), // a key of no known length first in the small queue
+        ]
+        for (key, value) in garbage { try store.debugPutMeta(key: key, value: value) }
+        for i in 25..<60 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        #expect(try store.verify().strayIndexKeys > 0)
+        _ = try store.verify(fix: true)
+        try Self.expectClean(store, "after --fix")
+        // A policy this release does not know is least recently used; the stores go on.
+        try store.debugPutMeta(key: [0, 0x45], value: [9])
+        #expect(try store.evictionPolicy() == .lru)
+        for i in 60..<80 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        try Self.expectClean(store, "under an unknown policy")
+    }
 }

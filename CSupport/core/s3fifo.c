@@ -36,6 +36,7 @@
 enum { POLICY_S3FIFO = 1 };
 enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
 #define COUNTER_MAX 3
+#define MOVES_PER_VICTIM 256
 #define QKEY_LEN (3 + 8 + SUC_IKEY_LEN)
 #define EKEY_LEN (2 + SUC_IKEY_LEN)
 #define EVALUE_LEN (1 + 8 + 1 + 8)
@@ -337,6 +338,10 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
      * down from 3): past that the queues are inconsistent, and the caller takes the use order. */
     uint64_t steps_left = 4 * entries + 64;
     uint64_t small_target = capacity / 10;
+    /* A store waits for its evictions: past this many moves, the entry at hand goes whatever its
+     * counter (a main queue of entries all hit three times would otherwise move every entry,
+     * three times, inside one store's commit). */
+    uint32_t moves_left = MOVES_PER_VICTIM;
     for (; steps_left; steps_left--) {
         uint8_t small[QKEY_LEN], main[QKEY_LEN];
         int have_small = (mrc = queue_oldest(c, txn, QUEUE_SMALL, small)) == 0;
@@ -361,7 +366,8 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
             if ((mrc = state_read(c, txn, &s))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
             continue;
         }
-        if (e.counter > 0) { /* used since it came in (small) or since its last pass (main): it stays */
+        if (e.counter > 0 && moves_left) { /* used since it came in (small) or its last pass (main): it stays */
+            moves_left--;
             uint8_t was = e.queue;
             e.counter = was == QUEUE_SMALL ? 0 : e.counter - 1;
             if ((rc = enqueue(c, txn, ikey, &e, 1, QUEUE_MAIN, &s, err))) return rc;

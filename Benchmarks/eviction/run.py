@@ -17,7 +17,7 @@ Traces are text, `key,size` per line:
     convert it here: `run.py --convert-cloudphysics cloudPhysicsIO.csv OUT` (key = the block
     number, every object 4 KiB unless --object-size says otherwise).
 
-    run.py --urlcache .build-rel/release/urlcache --trace zipf=/tmp/zipf.csv --trace cloudphysics=/tmp/cp.csv
+    run.py --urlcache .build-rel/release/urlcache --trace zipf=zipf.csv --trace cloudphysics=cp4k.csv --limit 30000
 """
 import argparse
 import csv

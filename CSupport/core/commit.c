@@ -80,9 +80,9 @@ static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counte
 }
 
 /* A put under the online cap (a full cache evicts, as URLCache does, and a missed cron run
- * cannot fill the disk) and under its partition's quota: least-recently-used entries are
- * evicted in the same commit until the new entry fits, first the partition's own (so one noisy
- * partition cannot evict the others), then the directory's; only an entry larger than the cap
+ * cannot fill the disk) and under its partition's quota: entries are evicted in the same commit
+ * until the new entry fits, first the partition's own least recently used (so one noisy
+ * partition cannot evict the others), then the directory's by its eviction policy; only an entry larger than the cap
  * or the quota itself is refused (the batch goes on). */
 #define SUC_CAP_EVICT_MAX 100000u
 
@@ -113,7 +113,7 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
         if (need > cap) return refuse(op, need, "the capacity", cap); /* could never fit: evict nothing */
         if (quota && (rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, NULL, op, d, NULL, err)))
             return rc;
-        rc = suc_evict_lru(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
+        rc = suc_evict(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
         if (rc == SUC_ECAPACITY) return refuse(op, need, "the capacity", cap);
         if (rc) return rc;
     }

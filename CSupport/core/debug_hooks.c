@@ -61,6 +61,24 @@ int suc_debug_put_raw_record(suc_cache *c, const void *key, size_t key_len, cons
     return suc_write_txn(c, raw_apply, NULL, &ctx, NULL);
 }
 
+typedef struct raw_meta_ctx {
+    const void *key, *value;
+    size_t key_len, value_len;
+} raw_meta_ctx;
+
+static int raw_meta_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    raw_meta_ctx *ctx = vctx;
+    MDB_val k = {ctx->key_len, (void *)ctx->key}, v = {ctx->value_len, (void *)ctx->value};
+    int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(raw meta)", mrc) : SUC_OK;
+}
+
+int suc_debug_put_raw_meta(suc_cache *c, const void *key, size_t key_len, const void *value, size_t value_len) {
+    if (!key || !key_len || key_len > 511) return SUC_EINVAL;
+    raw_meta_ctx ctx = {key, value, key_len, value_len};
+    return suc_write_txn(c, raw_meta_apply, NULL, &ctx, NULL);
+}
+
 static int hold_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     (void)c; (void)txn; (void)err;
     usleep(*(uint32_t *)vctx * 1000u);

@@ -209,6 +209,9 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
     size_t copy_cap = 0;
     int rc = SUC_OK;
     unsigned orders = suc_secondaries_touch_begin(c, txn);
+    /* Under S3-FIFO without quotas no row sorts by last use: a touch raises a counter and leaves
+     * the record as it is, the write LRU pays for every hit it saves. */
+    int moves_last_use = suc_secondaries_touch_moves_last_use(orders);
     for (size_t i = 0; i < count; i++) {
         MDB_val k = {SUC_IKEY_LEN, list[i].ikey}, v;
         int mrc = mdb_get(txn, c->dbi_main, &k, &v);
@@ -230,6 +233,7 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
         }
         memcpy(copy, v.mv_data, v.mv_size);
         if ((rc = suc_secondaries_touch(c, txn, orders, list[i].ikey, &r, list[i].when_ms, err))) break;
+        if (!moves_last_use) continue;
         suc_record_patch_last_used(copy, list[i].when_ms);
         MDB_val nv = {v.mv_size, copy};
         if ((mrc = mdb_put(txn, c->dbi_main, &k, &nv, 0))) {

@@ -83,10 +83,11 @@ typedef struct suc_secondary {
     int (*on_count)(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err); /* per commit */
     int (*check)(suc_cache *c, suc_check *chk, suc_error *err);  /* verify; fixes with chk->fix */
     int (*rebuild)(suc_cache *c, MDB_txn *txn, suc_error *err);  /* from the records (recount) */
+    int follows_last_use; /* sorts by the record's last use: a touch it takes rewrites the record's time */
 } suc_secondary;
 
 extern const suc_secondary suc_stored_order_secondary, suc_use_order_secondary, suc_tags_secondary,
-    suc_key_order_secondary, suc_partitions_secondary;
+    suc_key_order_secondary, suc_partitions_secondary, suc_eviction_queues_secondary;
 
 int suc_secondaries_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err);
 int suc_secondaries_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err);
@@ -94,6 +95,8 @@ int suc_secondaries_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error
 unsigned suc_secondaries_touch_begin(suc_cache *c, MDB_txn *txn);
 int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8_t ikey[SUC_IKEY_LEN],
                           const suc_record *r, int64_t when_ms, suc_error *err);
+/* Whether a row of the batch sorts by last use, so the records' last-use times must move. */
+int suc_secondaries_touch_moves_last_use(unsigned mask);
 int suc_secondaries_count(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err);
 int suc_secondaries_check(suc_cache *c, suc_check *chk, suc_error *err);
 int suc_secondaries_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
@@ -108,6 +111,14 @@ int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 /* Drops a key whose record is gone. */
 int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, const uint8_t key[SUC_TKEY_LEN],
                               suc_error *err);
+
+/* The S3-FIFO queues (s3fifo.c). Whether the directory chose S3-FIFO (else least recently used). */
+int suc_s3fifo_chosen(suc_cache *c, MDB_txn *txn);
+/* The next entry S3-FIFO evicts to hold `capacity` bytes: moves the entries that stay (hit since
+ * they came in, or since their last pass) and remembers a victim from the small queue in the
+ * ghost; the caller deletes the victim in `txn`. SUC_ENOTFOUND when the queues hold none (the
+ * caller takes the use order). */
+int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN], suc_error *err);
 
 /* Every table of the index: main first, the secondary structures' own, meta (which holds the
  * others' keys) last. Returns how many. */

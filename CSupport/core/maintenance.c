@@ -353,13 +353,17 @@ static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_mod
 
 static int over(int64_t value, uint64_t target) { return has_target(target) && value > (int64_t)target; }
 
-/* One batch: walk by_use oldest first while over the target or older than the cutoff. */
+/* One batch: while over the target, or while the use order's oldest entry is older than the
+ * cutoff. Entries past the cutoff go oldest first; over the target, the directory's policy picks
+ * (suc_evict_next: S3-FIFO's queues, or the use order). */
 static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     evict_ctx *ctx = vctx;
     const suc_compact_params *p = ctx->p;
     uint32_t batch = ctx->batch ? ctx->batch : p->batch ? p->batch : DEFAULT_BATCH;
     int64_t entry_bytes = 0;
     int64_t total = current_footprint(c, txn, &ctx->model, &entry_bytes);
+    int s3fifo = suc_s3fifo_chosen(c, txn);
+    uint64_t capacity = has_target(ctx->entry_target) ? ctx->entry_target : ctx->target;
     suc_counters d = {0};
     ctx->done = 1;
     for (uint32_t n = 0; n < batch;) {
@@ -369,6 +373,11 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
         if (!expired && !over(total, ctx->target) && !over(entry_bytes, ctx->entry_target)) break;
+        if (!expired && s3fifo) {
+            int rc = suc_evict_next(c, txn, 1, capacity, t + 8, err);
+            if (rc == SUC_ENOTFOUND) break;
+            if (rc) return rc;
+        }
         int64_t before = footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
         int64_t before_bytes = d.stored_bytes + d.record_bytes;
         int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);

@@ -47,11 +47,16 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 
 /* Submits `op` to the group-commit queue and waits until its batch is committed. */
 int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
-/* Evicts least-recently-used entries inside `txn` (eviction.c) until what the entries take on
- * disk fits under `limit`, at most `max` of them; their body ids go to `op`. SUC_ECAPACITY when
- * it still does not fit. */
-int suc_evict_lru(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op, suc_counters *d,
-                  uint64_t *out_evicted, suc_error *err);
+/* Evicts entries by the directory's policy inside `txn` (eviction.c) until what the entries take
+ * on disk fits under `limit`, at most `max` of them; their body ids go to `op`. SUC_ECAPACITY
+ * when it still does not fit. */
+int suc_evict(suc_cache *c, MDB_txn *txn, uint64_t limit, uint32_t max, suc_op *op, suc_counters *d,
+              uint64_t *out_evicted, suc_error *err);
+/* The next entry to evict, a record present in `txn`: S3-FIFO's victim for `capacity` bytes when
+ * `s3fifo`, else (or when its queues are empty) the least recently used entry, dropping strays
+ * of the use order on the way. SUC_ENOTFOUND when there is none. */
+int suc_evict_next(suc_cache *c, MDB_txn *txn, int s3fifo, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN],
+                   suc_error *err);
 /* Purges ikey if its record is still `version` (0: still undecodable). A write; rare. */
 void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t version);
 /* Holds every partition with a quota to it (compaction): batches of `batch` evictions. */

@@ -547,5 +547,5 @@ static int partitions_verify(suc_cache *c, suc_check *chk, suc_error *err) {
 const suc_secondary suc_partitions_secondary = {
     .name = "partitions", .on_put = partitions_put, .on_delete = partitions_delete,
     .wants_touches = suc_partition_any_use_keys, .on_touch = suc_partition_touch, .check = partitions_verify,
-    .rebuild = suc_partitions_recount,
+    .rebuild = suc_partitions_recount, .follows_last_use = 1,
 };

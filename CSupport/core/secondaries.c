@@ -2,7 +2,7 @@
  * secondaries.c — the registry of the index's secondary structures, and the walks over it.
  *
  * Every structure kept beside the main table (the time orders, tag postings, URL-order postings,
- * partition counters with their last-use orders) is one row below: what it does when an entry
+ * partition counters with their last-use orders, the S3-FIFO eviction queues) is one row below: what it does when an entry
  * is stored, removed or used, how verify checks it, how a recount rebuilds it, and the table of
  * its own that the index rewrite copies. The index (index.c), verify and the rewrite walk this
  * table and name none of them, so a new posting type is one file and one row here.
@@ -15,6 +15,7 @@ static const suc_secondary *const rows[] = {
     &suc_tags_secondary,
     &suc_key_order_secondary,
     &suc_partitions_secondary,
+    &suc_eviction_queues_secondary,
 };
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
 _Static_assert(ROW_COUNT <= 8 * sizeof(unsigned), "a touch mask holds one bit per row");
@@ -49,6 +50,12 @@ int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8
         if (rc) return rc;
     }
     return SUC_OK;
+}
+
+int suc_secondaries_touch_moves_last_use(unsigned mask) {
+    for (size_t i = 0; i < ROW_COUNT; i++)
+        if ((mask & (1u << i)) && rows[i]->follows_last_use) return 1;
+    return 0;
 }
 
 int suc_secondaries_count(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err) {

@@ -145,14 +145,19 @@ static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
     return rc ? rc : key_put(txn, c->dbi_by_use, when_ms, ikey, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }
+/* Under S3-FIFO a hit only raises a use counter: the use order (and the record's last use) moves
+ * only where a partition's quota still evicts by last use. */
+static int use_wants_touches(suc_cache *c, MDB_txn *txn) {
+    return !suc_s3fifo_chosen(c, txn) || suc_partition_any_use_keys(c, txn);
+}
 
 const suc_secondary suc_stored_order_secondary = {
     .name = "by_time", .table = by_time_dbi, .on_put = stored_put, .on_delete = stored_delete, .check = stored_check,
 };
 
 const suc_secondary suc_use_order_secondary = {
-    .name = "by_use", .table = by_use_dbi, .on_put = use_put, .on_delete = use_delete, .on_touch = use_touch,
-    .check = use_check,
+    .name = "by_use", .table = by_use_dbi, .on_put = use_put, .on_delete = use_delete,
+    .wants_touches = use_wants_touches, .on_touch = use_touch, .check = use_check, .follows_last_use = 1,
 };
 
 /* ---- walking them (eviction, remove-since) ---- */

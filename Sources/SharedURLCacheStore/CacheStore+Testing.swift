@@ -59,6 +59,20 @@ extension CacheStore {
         guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
     }
 
+    /// Testing hook: puts raw bytes under a raw key of the index's meta table (tests of damaged
+    /// postings, counters and eviction queues).
+    /// The corresponding C function is `suc_debug_put_raw_meta`.
+    @_spi(Testing) public func debugPutMeta(key: [UInt8], value: [UInt8]) throws(CacheError) {
+        let rc = withHandle { handle in
+            key.withUnsafeBytes { k in
+                value.withUnsafeBytes { v in
+                    suc_debug_put_raw_meta(handle, k.baseAddress, k.count, v.baseAddress, v.count)
+                }
+            }
+        }
+        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+    }
+
     /// Testing hook: the raw index record of an entry.
     /// The corresponding C function is `suc_debug_get_raw_record`.
     @_spi(Testing) public func debugRawRecord(for key: [UInt8], variant: [UInt8] = []) throws(CacheError) -> [UInt8]? {

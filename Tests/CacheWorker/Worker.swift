@@ -14,6 +14,7 @@ import Foundation
 ///   CacheWorker fdcheck DIR                              no descriptor leaks across open/use/close
 ///   CacheWorker partitions DIR SEED OPS                  random stores/removals/purges in 4 partitions
 ///   CacheWorker fill DIR PARTITION COUNT SIZE            COUNT stores of SIZE bytes into PARTITION
+///   CacheWorker evicting DIR SEED CAPACITY KEYS          stores and hits at the capacity forever (EvictionWorker.swift)
 ///   CacheWorker api-get|api-version|api-remove|api-remove-all|api-put DIR …   see APIWorker.swift
 ///   CacheWorker urlsession-get DIR URL                  one GET through a caching URLSession
 ///   CacheWorker faults DIR                               the fault-injection loop (docs/Reliability.md T14)
@@ -33,6 +34,11 @@ struct Worker {
         if args[1] == "bulk" { exit(BulkWorker.run(args)) }
         if args[1] == "fuzz-replay" { exit(FuzzChecks.replay(dir)) }
         if args[1] == "urlsession-get" { exit(URLSessionWorker.get(directory: dir, url: args[3])) }
+        if args[1] == "evicting" {
+            do {
+                try EvictionWorker.run(dir, seed: UInt64(args[3])!, capacity: Int(args[4])!, keys: Int(args[5])!)
+            } catch { fail(2, "\(error)") }
+        }
         do {
             let store = try CacheStore(directory: dir)
             switch args[1] {

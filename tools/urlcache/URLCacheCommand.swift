@@ -30,11 +30,13 @@ struct URLCacheCommand: ParsableCommand {
             """,
         version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
         subcommands: [
-            Compact.self, Stats.self, Quota.self, URLOrder.self, Verify.self, List.self, Show.self, Purge.self,
+            Compact.self, Stats.self, Quota.self, URLOrder.self, Eviction.self, Verify.self, List.self, Show.self,
+            Purge.self,
             Export.self, Import.self,
             Bench.self,
             BenchWorker.self,
             BenchOps.self,
+            BenchTrace.self,
         ]
             + networkingSubcommands
     )

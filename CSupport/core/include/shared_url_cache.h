@@ -537,6 +537,20 @@ int suc_key_order_set(suc_cache *cache, int keep, suc_error *err);
  * builds them again). Returns SUC_OK, or an environment error (both outputs 0). */
 int suc_key_order_state(suc_cache *cache, int *out_kept, int *out_complete, suc_error *err);
 
+/* The directory's eviction policy, recorded in its index: least recently used (the default, and
+ * what a directory that never chose one does) or S3-FIFO (docs/Capacity.md). Every process of
+ * this release obeys it from its next eviction: the online cap, compaction; partition quotas
+ * evict least recently used under both. */
+#define SUC_EVICTION_LRU 0
+#define SUC_EVICTION_S3FIFO 1
+/* Chooses the policy, building (S3-FIFO: every entry in its main queue, in last-use order) or
+ * dropping its queues in one transaction. Returns SUC_OK, SUC_EINVAL for an unknown policy, or
+ * an environment error (nothing changed). */
+int suc_eviction_policy_set(suc_cache *cache, int policy, suc_error *err);
+/* The policy the directory records (SUC_EVICTION_LRU when it records none or one this release
+ * does not know). Returns SUC_OK or an environment error. */
+int suc_eviction_policy_get(suc_cache *cache, int *out_policy, suc_error *err);
+
 /* Marks (key, variant), or with variant == NULL every variant of key, stale (see
  * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. Returns as
  * suc_remove: SUC_OK (also when nothing was marked); SUC_EINVAL without a key, or for a NULL

@@ -48,6 +48,10 @@ int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
                              const void *variant, size_t variant_len, const void *bytes,
                              size_t len);
 
+/* Puts `value` under `key` in the index's meta table, as it is, for tests of damaged keys (the
+ * postings, counters and eviction queues kept there). SUC_EINVAL for an empty or oversized key. */
+int suc_debug_put_raw_meta(suc_cache *cache, const void *key, size_t key_len, const void *value, size_t value_len);
+
 /* Copies the raw index record of (key, variant) into a malloc'd buffer (free() it). */
 int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
                              const void *variant, size_t variant_len, uint8_t **out,

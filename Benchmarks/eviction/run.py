@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Trace-driven comparison of the eviction policies (LRU and S3-FIFO) through real directories.
+
+Replays each trace with `urlcache bench-trace` (a fresh directory per run: a lookup per request,
+a store of the object's size on a miss) at cache sizes of 1%, 10% and 30% of the trace's working
+set, under each policy, and prints a Markdown table: miss ratio and bytes written side by side.
+Bytes written are the replaying process's, from /proc/self/io: `wchar` (the bytes of its write
+calls: LMDB writes each commit's dirty pages with pwrite, and the body files) and `write_bytes`
+(the page-cache pages it dirtied; a page dirtied again before writeback counts once, so it moves
+with the kernel's writeback timing and is the noisier of the two).
+
+Traces are text, `key,size` per line:
+  - synthetic: Benchmarks/eviction/make-zipf-trace.py OUT (seeded Zipf with scans and one-hit wonders);
+  - public: libCacheSim's data/cloudPhysicsIO.csv (github.com/1a1a11a/libCacheSim, a sample of
+    the CloudPhysics block I/O traces, columns version,time,op,size,lbn); not copied into this
+    repository (the repository is GPL-3.0 and the sample's own terms are not stated). Fetch it and
+    convert it here: `run.py --convert-cloudphysics cloudPhysicsIO.csv OUT` (key = the block
+    number, every object 4 KiB unless --object-size says otherwise).
+
+    run.py --urlcache .build-rel/release/urlcache --trace zipf=zipf.csv --trace cloudphysics=cp4k.csv --limit 30000
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def convert_cloudphysics(source, out, object_size):
+    """Key = the block number. Size = the request's own (0) or one size for every object, as
+    libCacheSim's count-based runs treat block traces (the sample's requests reach 512 KiB, a
+    working set of 2 GB that one replay would write many times over)."""
+    with open(source, newline="") as f, open(out, "w") as o:
+        for row in csv.DictReader(f):
+            o.write(f"{row['lbn']},{object_size or row['size']}\n")
+
+
+def replay(urlcache, trace, policy, percent, limit, relaxed, scratch):
+    directory = tempfile.mkdtemp(prefix="evict-", dir=scratch)
+    shutil.rmtree(directory)
+    command = [urlcache, "bench-trace", directory, "--trace", trace, "--policy", policy,
+               "--capacity-percent", str(percent), "--limit", str(limit)]
+    if relaxed:
+        command.append("--relaxed")
+    try:
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--urlcache", help="a release urlcache binary")
+    parser.add_argument("--trace", action="append", default=[], help="NAME=PATH, repeatable")
+    parser.add_argument("--sizes", default="1,10,30", help="cache sizes, percent of the working set")
+    parser.add_argument("--policies", default="lru,s3fifo")
+    parser.add_argument("--limit", type=int, default=0, help="requests replayed per trace (0: all)")
+    parser.add_argument("--relaxed", action="store_true", help="relaxed durability (no fdatasync per store)")
+    parser.add_argument("--scratch", default=None, help="where the directories go (default: $TMPDIR)")
+    parser.add_argument("--json", help="also write every run's result here")
+    parser.add_argument("--convert-cloudphysics", nargs=2, metavar=("CSV", "OUT"))
+    parser.add_argument("--object-size", type=int, default=4096,
+                        help="with --convert-cloudphysics: every object's size (0: the request's)")
+    args = parser.parse_args()
+    if args.convert_cloudphysics:
+        convert_cloudphysics(*args.convert_cloudphysics, args.object_size)
+        return
+    if not args.urlcache or not args.trace:
+        parser.error("--urlcache and at least one --trace")
+    policies = args.policies.split(",")
+    results = []
+    print("| trace | cache size | requests | " + " | ".join(f"miss ratio {p}" for p in policies)
+          + " | " + " | ".join(f"MB wchar {p}" for p in policies)
+          + " | " + " | ".join(f"MB write_bytes {p}" for p in policies)
+          + " | s3fifo ÷ lru misses | s3fifo ÷ lru wchar | s3fifo ÷ lru write_bytes |")
+    print("|---" * (6 + 3 * len(policies)) + "|")
+    for spec in args.trace:
+        name, path = spec.split("=", 1)
+        for percent in [float(s) for s in args.sizes.split(",")]:
+            row = {p: replay(args.urlcache, path, p, percent, args.limit, args.relaxed, args.scratch) for p in policies}
+            for p in policies:
+                row[p]["trace"] = name
+                results.append(row[p])
+                print(f"  {name} {percent}% {p}: {row[p]}", file=sys.stderr)
+            misses = " | ".join(f"{row[p]['missRatio']:.4f}" for p in policies)
+            calls = " | ".join(f"{row[p]['writeCalls'] / 1e6:.0f}" for p in policies)
+            written = " | ".join(f"{row[p]['writeBytes'] / 1e6:.0f}" for p in policies)
+            ratios = "- | - | -"
+            if "lru" in row and "s3fifo" in row:
+                s, l = row["s3fifo"], row["lru"]
+                ratios = " | ".join(f"{s[f] / max(l[f], 1):.3f}" for f in ("misses", "writeCalls", "writeBytes"))
+            first = row[policies[0]]
+            print(f"| {name} | {percent:g}% ({first['capacityBytes'] / 1e6:.2f} MB) | {first['requests']} | "
+                  f"{misses} | {calls} | {written} | {ratios} |", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

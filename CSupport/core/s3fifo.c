@@ -1,0 +1,562 @@
+/*
+ * s3fifo.c — the S3-FIFO eviction queues (Yang et al., SOSP '23) as a secondary structure of
+ * the index, and the directory's choice of eviction policy.
+ *
+ * A directory evicts least-recently-used entries (the by_use order) unless its `meta` table
+ * names S3-FIFO. Then every entry this release stores sits in one of two FIFO queues: `small`,
+ * where a new key starts (about a tenth of the capacity), and `main`. An entry carries a use
+ * counter, 0..3, raised by its hits (a hit on a counter already at 3 writes nothing). At the
+ * capacity the small queue's oldest entry moves to main when it was hit since it came in, or is
+ * evicted and its key hash remembered in the `ghost`; main's oldest entry goes back to
+ * main's head with its counter lowered when it is above 0, or is evicted. A key stored again
+ * while the ghost remembers it starts in main. A one-hit wonder thus passes through the small
+ * queue only, and a scan never reaches the entries in main.
+ *
+ * Kept in `meta` under 0x00-prefixed keys, for the reasons tag postings are (every release's
+ * index rewrite copies `meta` whole; an earlier release reads none of these keys):
+ *   0x00 'E'                                  u8 policy: 1 = S3-FIFO (absent: least recently used)
+ *   0x00 'E' 'c'                              u64 next queue position, small-queue bytes, small
+ *                                             entries, ghost clock (little endian)
+ *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue 'S' (small) or 'M' (main); position
+ *                                             big-endian, so one cursor walks a queue oldest first
+ *   0x00 'f' ‖ ikey                           queue, position (big-endian), counter, u64 bytes
+ *                                             (record + block-rounded body file)
+ *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
+ *                                             u32 ghost clock (below)
+ * An entry no queue knows (stored by an earlier release, or before the policy was chosen) is
+ * evicted by the use order once the queues are empty; a queue key whose record is gone is a
+ * stray, dropped when met. Every change runs in the caller's write transaction.
+ */
+#include "index.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { POLICY_S3FIFO = 1 };
+enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
+#define COUNTER_MAX 3
+#define MOVES_PER_VICTIM 256
+#define QKEY_LEN (3 + 8 + SUC_IKEY_LEN)
+#define EKEY_LEN (2 + SUC_IKEY_LEN)
+#define EVALUE_LEN (1 + 8 + 1 + 8)
+#define GHOST_BUCKETS 4096
+#define GHOST_SLOTS 16
+#define GBUCKET_KEY_LEN 4
+#define GBUCKET_VALUE_LEN (GHOST_SLOTS * 8)
+#define STATE_LEN 32
+
+static const uint8_t policy_key[2] = {0, 'E'};
+static const uint8_t state_key[3] = {0, 'E', 'c'};
+
+typedef struct queue_state {
+    uint64_t next_position, small_bytes, small_entries, ghost_clock;
+} queue_state;
+
+typedef struct entry_state {
+    uint8_t queue;
+    uint64_t position;
+    uint8_t counter;
+    uint64_t bytes;
+} entry_state;
+
+static void put_be64(uint8_t *p, uint64_t v) {
+    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
+}
+static uint64_t get_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
+                    suc_error *err) {
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(eviction queues)", mrc) : SUC_OK;
+}
+static int meta_del(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, suc_error *err) {
+    MDB_val k = {klen, (void *)key};
+    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(eviction queues)", mrc) : SUC_OK;
+}
+
+/* ---- the policy ---- */
+
+int suc_s3fifo_chosen(suc_cache *c, MDB_txn *txn) {
+    MDB_val k = {sizeof policy_key, (void *)policy_key}, v;
+    /* Anything but the one known value is least recently used: a damaged key never stops eviction. */
+    return mdb_get(txn, c->dbi_meta, &k, &v) == 0 && v.mv_size == 1 && *(uint8_t *)v.mv_data == POLICY_S3FIFO;
+}
+
+/* ---- keys and values ---- */
+
+static void qkey_make(uint8_t queue, uint64_t position, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[QKEY_LEN]) {
+    out[0] = 0, out[1] = 'F', out[2] = queue;
+    put_be64(out + 3, position);
+    memcpy(out + 11, ikey, SUC_IKEY_LEN);
+}
+static void ekey_make(const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[EKEY_LEN]) {
+    out[0] = 0, out[1] = 'f';
+    memcpy(out + 2, ikey, SUC_IKEY_LEN);
+}
+static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
+    memset(s, 0, sizeof *s);
+    MDB_val k = {sizeof state_key, (void *)state_key}, v;
+    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != STATE_LEN)) return 0; /* absent or garbage: from zero */
+    if (mrc) return mrc;
+    const uint8_t *p = v.mv_data;
+    s->next_position = suc_get_u64(p), s->small_bytes = suc_get_u64(p + 8);
+    s->small_entries = suc_get_u64(p + 16), s->ghost_clock = suc_get_u64(p + 24);
+    return 0;
+}
+static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_error *err) {
+    uint8_t v[STATE_LEN];
+    suc_put_u64(v, s->next_position), suc_put_u64(v + 8, s->small_bytes);
+    suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghost_clock);
+    return meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
+}
+
+/* 0 with *found set when the entry has a queue state, or an LMDB error. */
+static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], entry_state *e, int *found) {
+    uint8_t k[EKEY_LEN];
+    ekey_make(ikey, k);
+    MDB_val mk = {EKEY_LEN, k}, v;
+    *found = 0;
+    int mrc = mdb_get(txn, c->dbi_meta, &mk, &v);
+    if (mrc == MDB_NOTFOUND) return 0;
+    if (mrc) return mrc;
+    const uint8_t *p = v.mv_data;
+    /* A value of another shape is a stray: the entry is treated as in no queue. */
+    if (v.mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN)) return 0;
+    e->queue = p[0], e->position = get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
+    if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
+    *found = 1;
+    return 0;
+}
+static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const entry_state *e,
+                       suc_error *err) {
+    uint8_t k[EKEY_LEN], v[EVALUE_LEN];
+    ekey_make(ikey, k);
+    v[0] = e->queue;
+    put_be64(v + 1, e->position);
+    v[9] = e->counter;
+    suc_put_u64(v + 10, e->bytes);
+    return meta_put(txn, c, k, sizeof k, v, sizeof v, err);
+}
+
+/* Puts the entry at the head of `queue` (a new position), dropping its old queue key. */
+static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], entry_state *e, int had_key,
+                   uint8_t queue, queue_state *s, suc_error *err) {
+    uint8_t qk[QKEY_LEN];
+    int rc;
+    if (had_key) {
+        qkey_make(e->queue, e->position, ikey, qk);
+        if ((rc = meta_del(txn, c, qk, sizeof qk, err))) return rc;
+        if (e->queue == QUEUE_SMALL) s->small_bytes -= e->bytes < s->small_bytes ? e->bytes : s->small_bytes;
+        if (e->queue == QUEUE_SMALL && s->small_entries) s->small_entries--;
+    }
+    e->queue = queue;
+    e->position = s->next_position++;
+    if (queue == QUEUE_SMALL) s->small_bytes += e->bytes, s->small_entries++;
+    qkey_make(queue, e->position, ikey, qk);
+    uint8_t none = 0;
+    if ((rc = meta_put(txn, c, qk, sizeof qk, &none, 0, err))) return rc;
+    return entry_write(c, txn, ikey, e, err);
+}
+
+static uint64_t entry_bytes(const suc_record *r, size_t len) { return (uint64_t)len + suc_record_file_bytes(r, len); }
+
+/* The first meta key under `prefix` (copied into out, at most `cap` bytes): 0, MDB_NOTFOUND, or an error. */
+static int first_under(suc_cache *c, MDB_txn *txn, const uint8_t *prefix, size_t plen, uint8_t *out, size_t cap,
+                       size_t *out_len) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
+    if (mrc) return mrc;
+    MDB_val k = {plen, (void *)prefix}, v;
+    mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    if (mrc == 0 && (k.mv_size < plen || k.mv_size > cap || memcmp(k.mv_data, prefix, plen) != 0)) mrc = MDB_NOTFOUND;
+    if (mrc == 0) memcpy(out, k.mv_data, k.mv_size), *out_len = k.mv_size;
+    mdb_cursor_close(cur);
+    return mrc;
+}
+
+/* ---- the ghost ---- */
+
+/* A direct-mapped table of GHOST_BUCKETS values of GHOST_SLOTS slots: a slot holds a key's
+ * fingerprint and the ghost clock (state.ghost_clock: how many keys the ghost has taken in) when it
+ * came in, both u32. A key is remembered while fewer than `entries` keys came in after it and
+ * no other key took its slot. One eviction writes one bucket, with no order to trim: a ghost of
+ * FIFO keys cost four key writes per eviction from the small queue. */
+static void ghost_place(const uint8_t ikey[SUC_IKEY_LEN], uint64_t entries, uint8_t key[GBUCKET_KEY_LEN], size_t *slot,
+                        uint32_t *print) {
+    /* As many buckets as hold the directory's entries (a power of two, at most GHOST_BUCKETS):
+     * a small cache keeps a small table, so its `meta` stays shallow. A table that grew or
+     * shrank since a key came in forgets it, which only starts that key in the small queue. */
+    uint32_t buckets = 1;
+    while (buckets < GHOST_BUCKETS && (uint64_t)buckets * GHOST_SLOTS < entries) buckets <<= 1;
+    uint32_t bucket = ((uint32_t)ikey[0] << 8 | ikey[1]) % buckets;
+    key[0] = 0, key[1] = 'g', key[2] = (uint8_t)(bucket >> 8), key[3] = (uint8_t)bucket;
+    *slot = ikey[2] % GHOST_SLOTS;
+    /* The key's hash and its variant's: a collision only starts a key in main. */
+    *print = suc_get_u32(ikey + 3) ^ suc_get_u32(ikey + SUC_KEY_HASH_LEN);
+    if (!*print) *print = 1; /* 0 is an empty slot */
+}
+
+static int ghost_bucket_read(suc_cache *c, MDB_txn *txn, const uint8_t key[GBUCKET_KEY_LEN],
+                             uint8_t out[GBUCKET_VALUE_LEN]) {
+    MDB_val k = {GBUCKET_KEY_LEN, (void *)key}, v;
+    memset(out, 0, GBUCKET_VALUE_LEN);
+    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == 0 && v.mv_size == GBUCKET_VALUE_LEN) memcpy(out, v.mv_data, GBUCKET_VALUE_LEN); /* else: empty */
+    return mrc == MDB_NOTFOUND ? 0 : mrc;
+}
+
+/* Whether the ghost remembers the key (and forgets it: it is stored again). */
+static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, int *found,
+                      suc_error *err) {
+    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
+    size_t slot;
+    uint32_t print;
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    ghost_place(ikey, entries, key, &slot, &print);
+    *found = 0;
+    int mrc = ghost_bucket_read(c, txn, key, bucket);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
+    uint8_t *at = bucket + slot * 8;
+    if (suc_get_u32(at) != print) return SUC_OK;
+    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(at + 4);
+    *found = age <= entries;
+    memset(at, 0, 8);
+    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
+}
+
+/* Remembers an entry evicted from the small queue. */
+static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, suc_error *err) {
+    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
+    size_t slot;
+    uint32_t print;
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    ghost_place(ikey, entries, key, &slot, &print);
+    int mrc = ghost_bucket_read(c, txn, key, bucket);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
+    s->ghost_clock++;
+    suc_put_u32(bucket + slot * 8, print);
+    suc_put_u32(bucket + slot * 8 + 4, (uint32_t)s->ghost_clock);
+    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
+}
+
+/* ---- the secondary structure's hooks ---- */
+
+static int queues_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    if (!suc_s3fifo_chosen(c, txn)) return SUC_OK;
+    queue_state s;
+    entry_state e = {0};
+    int found = 0, mrc = state_read(c, txn, &s);
+    if (!mrc) mrc = entry_read(c, txn, ch->ikey, &e, &found);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+    uint64_t bytes = entry_bytes(ch->new_rec, ch->new_len);
+    if (found) { /* replaced in place: it keeps its place and counter, with its new size */
+        if (e.queue == QUEUE_SMALL) s.small_bytes = s.small_bytes - (e.bytes < s.small_bytes ? e.bytes : s.small_bytes) + bytes;
+        e.bytes = bytes;
+        int rc = entry_write(c, txn, ch->ikey, &e, err);
+        return rc ? rc : state_write(c, txn, &s, err);
+    }
+    int remembered, rc = ghost_take(c, txn, ch->ikey, &s, &remembered, err);
+    if (rc) return rc;
+    e.bytes = bytes;
+    e.counter = 0;
+    if ((rc = enqueue(c, txn, ch->ikey, &e, 0, remembered ? QUEUE_MAIN : QUEUE_SMALL, &s, err))) return rc;
+    return state_write(c, txn, &s, err);
+}
+
+/* Drops an entry's queue keys (its record goes, or it was a stray). */
+static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_error *err) {
+    entry_state e;
+    int found, mrc = entry_read(c, txn, ikey, &e, &found);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+    uint8_t ek[EKEY_LEN];
+    ekey_make(ikey, ek);
+    if (!found) return meta_del(txn, c, ek, sizeof ek, err);
+    queue_state s;
+    if ((mrc = state_read(c, txn, &s))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+    uint8_t qk[QKEY_LEN];
+    qkey_make(e.queue, e.position, ikey, qk);
+    int rc = meta_del(txn, c, qk, sizeof qk, err);
+    if (!rc) rc = meta_del(txn, c, ek, sizeof ek, err);
+    if (rc) return rc;
+    if (e.queue == QUEUE_SMALL) {
+        s.small_bytes -= e.bytes < s.small_bytes ? e.bytes : s.small_bytes;
+        if (s.small_entries) s.small_entries--;
+    }
+    return state_write(c, txn, &s, err);
+}
+
+static int queues_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    return forget(c, txn, ch->ikey, err);
+}
+
+static int queues_want_touches(suc_cache *c, MDB_txn *txn) { return suc_s3fifo_chosen(c, txn); }
+
+/* A hit raises the counter; one already at its top writes nothing. */
+static int queues_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                        int64_t when_ms, suc_error *err) {
+    (void)r, (void)when_ms;
+    entry_state e;
+    int found, mrc = entry_read(c, txn, ikey, &e, &found);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+    if (!found || e.counter >= COUNTER_MAX) return SUC_OK;
+    e.counter++;
+    return entry_write(c, txn, ikey, &e, err);
+}
+
+/* ---- eviction: the next victim ---- */
+
+/* The oldest queue key of `queue`: 0, MDB_NOTFOUND, or an LMDB error. */
+static int queue_oldest(suc_cache *c, MDB_txn *txn, uint8_t queue, uint8_t out[QKEY_LEN]) {
+    uint8_t prefix[3] = {0, 'F', queue};
+    size_t len;
+    int mrc = first_under(c, txn, prefix, sizeof prefix, out, QKEY_LEN, &len);
+    return mrc == 0 && len != QKEY_LEN ? MDB_NOTFOUND : mrc;
+}
+
+static int record_exists(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    return mdb_get(txn, c->dbi_main, &k, &v) == 0;
+}
+
+int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN], suc_error *err) {
+    queue_state s;
+    int mrc = state_read(c, txn, &s), rc;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    /* Each entry moves at most four times before it is evicted (small to main, then its counter
+     * down from 3): past that the queues are inconsistent, and the caller takes the use order. */
+    uint64_t steps_left = 4 * entries + 64;
+    uint64_t small_target = capacity / 10;
+    /* A store waits for its evictions: past this many moves, the entry at hand goes whatever its
+     * counter (a main queue of entries all hit three times would otherwise move every entry,
+     * three times, inside one store's commit). */
+    uint32_t moves_left = MOVES_PER_VICTIM;
+    for (; steps_left; steps_left--) {
+        uint8_t small[QKEY_LEN], main[QKEY_LEN];
+        int have_small = (mrc = queue_oldest(c, txn, QUEUE_SMALL, small)) == 0;
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+        int have_main = (mrc = queue_oldest(c, txn, QUEUE_MAIN, main)) == 0;
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+        if (!have_small && !have_main) break;
+        int from_small = have_small && (s.small_bytes > small_target || !have_main);
+        const uint8_t *qk = from_small ? small : main;
+        const uint8_t *ikey = qk + 11;
+        entry_state e;
+        int found;
+        if ((mrc = entry_read(c, txn, ikey, &e, &found))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+        if (!found || e.queue != qk[2] || e.position != get_be64(qk + 3) || !record_exists(c, txn, ikey)) {
+            /* A stray: its record is gone, or the entry sits elsewhere. */
+            uint8_t stray[QKEY_LEN];
+            memcpy(stray, qk, QKEY_LEN);
+            if ((rc = meta_del(txn, c, stray, QKEY_LEN, err))) return rc;
+            if (!found || record_exists(c, txn, stray + 11)) continue;
+            /* forget() keeps the counters in `meta`: hand it this walk's changes and take its own back. */
+            if ((rc = state_write(c, txn, &s, err)) || (rc = forget(c, txn, stray + 11, err))) return rc;
+            if ((mrc = state_read(c, txn, &s))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+            continue;
+        }
+        if (e.counter > 0 && moves_left) { /* used since it came in (small) or its last pass (main): it stays */
+            moves_left--;
+            uint8_t was = e.queue;
+            e.counter = was == QUEUE_SMALL ? 0 : e.counter - 1;
+            if ((rc = enqueue(c, txn, ikey, &e, 1, QUEUE_MAIN, &s, err))) return rc;
+            continue;
+        }
+        memcpy(out_ikey, ikey, SUC_IKEY_LEN);
+        if (from_small && (rc = ghost_add(c, txn, ikey, &s, err))) return rc;
+        /* The caller's delete drops its queue keys (on_delete) and reads the state written here. */
+        return state_write(c, txn, &s, err);
+    }
+    rc = state_write(c, txn, &s, err);
+    return rc ? rc : SUC_ENOTFOUND;
+}
+
+/* ---- choosing the policy, rebuilding, checking ---- */
+
+static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_meta, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(meta)", mrc);
+    uint8_t prefix[2] = {0, kind};
+    MDB_val k = {2, prefix}, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
+        if (kind == 'E' && k.mv_size == 2) continue; /* the policy itself stays */
+        if ((mrc = mdb_cursor_del(cur, 0))) break;
+    }
+    mdb_cursor_close(cur);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_del(eviction queues)", mrc) : SUC_OK;
+}
+
+static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    static const uint8_t kinds[] = {'F', 'f', 'g', 'E'};
+    for (size_t i = 0; i < sizeof kinds; i++) {
+        int rc = delete_under(c, txn, kinds[i], err);
+        if (rc) return rc;
+    }
+    return SUC_OK;
+}
+
+/* Empty ghost; every entry in main, least recently used oldest, with its counter at 0. */
+static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    int rc = drop_all(c, txn, err);
+    if (rc || !suc_s3fifo_chosen(c, txn)) return rc;
+    queue_state s = {0};
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_use)", mrc);
+    MDB_val k, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && !rc; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_TKEY_LEN) continue;
+        const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
+        MDB_val mk = {SUC_IKEY_LEN, (void *)ikey}, mv;
+        suc_record r;
+        if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
+        entry_state e = {.bytes = entry_bytes(&r, mv.mv_size)};
+        uint8_t ikey_copy[SUC_IKEY_LEN]; /* `meta` is another table: this cursor stays where it is */
+        memcpy(ikey_copy, ikey, SUC_IKEY_LEN);
+        rc = enqueue(c, txn, ikey_copy, &e, 0, QUEUE_MAIN, &s, err);
+    }
+    mdb_cursor_close(cur);
+    if (rc) return rc;
+    if (mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
+    return state_write(c, txn, &s, err);
+}
+
+static int set_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    int s3fifo = *(int *)vctx;
+    uint8_t value = POLICY_S3FIFO;
+    int rc = s3fifo ? meta_put(txn, c, policy_key, sizeof policy_key, &value, 1, err)
+                    : meta_del(txn, c, policy_key, sizeof policy_key, err);
+    return rc ? rc : queues_rebuild(c, txn, err);
+}
+
+int suc_eviction_policy_set(suc_cache *c, int policy, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (policy != SUC_EVICTION_LRU && policy != SUC_EVICTION_S3FIFO)
+        return suc_fail(err, SUC_EINVAL, "suc_eviction_policy_set", 0, 0, "unknown eviction policy %d", policy);
+    int s3fifo = policy == SUC_EVICTION_S3FIFO;
+    /* One transaction: every process's next store and eviction sees the policy and its queues together. */
+    return suc_write_txn_ex(c, set_apply, NULL, &s3fifo, 1, err);
+}
+
+int suc_eviction_policy_get(suc_cache *c, int *out_policy, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (!out_policy) return suc_fail(err, SUC_EINVAL, "suc_eviction_policy_get", 0, 0, "out_policy is required");
+    MDB_txn *txn;
+    if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
+    *out_policy = suc_s3fifo_chosen(c, txn) ? SUC_EVICTION_S3FIFO : SUC_EVICTION_LRU;
+    suc_rtxn_end(c, txn);
+    return SUC_OK;
+}
+
+/* A queue key must name an entry state at that very place, and a record. */
+static void count_queue_key(suc_cache *c, MDB_txn *txn, MDB_val k, queue_state *sums, uint64_t *bad) {
+    const uint8_t *key = k.mv_data;
+    entry_state e;
+    int found = 0;
+    if (k.mv_size != QKEY_LEN || entry_read(c, txn, key + 11, &e, &found) || !found || e.queue != key[2] ||
+        e.position != get_be64(key + 3) || !record_exists(c, txn, key + 11))
+        (*bad)++;
+    else if (e.queue == QUEUE_SMALL)
+        sums->small_bytes += e.bytes, sums->small_entries++;
+}
+
+/* An entry state must have its queue key and its record; 1 when it does. */
+static int count_entry_key(suc_cache *c, MDB_txn *txn, MDB_val k, uint64_t *bad) {
+    const uint8_t *key = k.mv_data;
+    entry_state e;
+    int found = 0;
+    if (k.mv_size != EKEY_LEN || entry_read(c, txn, key + 2, &e, &found) || !found) {
+        (*bad)++;
+        return 0;
+    }
+    uint8_t qk[QKEY_LEN];
+    qkey_make(e.queue, e.position, key + 2, qk);
+    MDB_val qmk = {QKEY_LEN, qk}, qv;
+    if (mdb_get(txn, c->dbi_meta, &qmk, &qv) || !record_exists(c, txn, key + 2)) {
+        (*bad)++;
+        return 0;
+    }
+    return 1;
+}
+
+/* Counts what disagrees in one read snapshot: queue keys without their entry state or record,
+ * entry states without their queue key or record, records of this release in no queue, and
+ * the small queue's counters. */
+static int count_mismatches(suc_cache *c, MDB_txn *txn, uint64_t *bad) {
+    queue_state s, sums = {0};
+    int mrc = state_read(c, txn, &s);
+    if (mrc) return mrc;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    uint64_t queued = 0;
+    static const uint8_t kinds[2] = {'F', 'f'};
+    for (int i = 0; i < 2; i++) {
+        if ((mrc = mdb_cursor_open(txn, c->dbi_meta, &cur))) return mrc;
+        uint8_t prefix[2] = {0, kinds[i]};
+        k = (MDB_val){2, prefix};
+        for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
+            if (kinds[i] == 'F') count_queue_key(c, txn, k, &sums, bad);
+            else queued += count_entry_key(c, txn, k, bad);
+        }
+        mdb_cursor_close(cur);
+        if (mrc && mrc != MDB_NOTFOUND) return mrc;
+    }
+    uint64_t ours = 0;
+    if ((mrc = mdb_cursor_open(txn, c->dbi_main, &cur))) return mrc;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        suc_record r;
+        if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK) ours++;
+    }
+    mdb_cursor_close(cur);
+    if (mrc && mrc != MDB_NOTFOUND) return mrc;
+    if (ours > queued) *bad += ours - queued;
+    if (sums.small_bytes != s.small_bytes || sums.small_entries != s.small_entries) (*bad)++;
+    return 0;
+}
+
+static int rebuild_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    (void)vctx;
+    return queues_rebuild(c, txn, err);
+}
+
+/* With S3-FIFO chosen, verify compares the queues with the records (one read snapshot: the
+ * queues change in the stores' own commits) and counts what disagrees as stray index keys;
+ * fix rebuilds them. */
+static int queues_check(suc_cache *c, suc_check *chk, suc_error *err) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    uint64_t bad = 0;
+    int chosen = suc_s3fifo_chosen(c, txn);
+    int mrc = chosen ? count_mismatches(c, txn, &bad) : 0;
+    suc_rtxn_end(c, txn);
+    if (mrc) return suc_fail_mdb(err, "check(eviction queues)", mrc);
+    /* An earlier release's records are in no queue: not damage (the use order evicts them). */
+    if (!bad || chk->foreign_records) return SUC_OK;
+    chk->report->stray_index_keys += bad;
+    if (!chk->fix) return SUC_OK;
+    chk->report->repaired += bad;
+    return suc_write_txn(c, rebuild_apply, NULL, NULL, err);
+}
+
+const suc_secondary suc_eviction_queues_secondary = {
+    .name = "eviction queues", .on_put = queues_put, .on_delete = queues_delete,
+    .wants_touches = queues_want_touches, .on_touch = queues_touch, .check = queues_check,
+    .rebuild = queues_rebuild,
+};

@@ -1,0 +1,165 @@
+import Foundation
+@_spi(Testing) import SharedURLCacheStore
+import Testing
+import TestProcess
+
+/// The directory's eviction policy (docs/Capacity.md, "Eviction policy"): least recently used,
+/// the default, or S3-FIFO. The tests that claim a difference run under both policies and expect
+/// the opposite outcome under LRU, so each fails if the policy does nothing.
+@Suite(.blockingWaits, .timeLimit(.minutes(5)))
+struct EvictionPolicyTests {
+    /// Room for about 20 entries of `entrySize`.
+    static let entrySize = 5_000
+    static let capacity = 20 * (entrySize + 300)
+
+    static func open(_ dir: TestDirectory, _ policy: EvictionPolicy) throws -> CacheStore {
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        configuration.hardCapacityBytes = capacity
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        try store.setEvictionPolicy(policy)
+        #expect(try store.evictionPolicy() == policy)
+        return store
+    }
+
+    static func put(_ store: CacheStore, _ key: String, seed: UInt64 = 1) throws {
+        try store.store(
+            RecordDescriptor(key: bytes(key)), body: makeBody(size: entrySize, compressible: false, seed: seed))
+    }
+
+    /// A hit the next store's commit counts (touches are written with the next write).
+    static func hit(_ store: CacheStore, _ key: String) throws {
+        Thread.sleep(forTimeInterval: 0.002) // past the touch interval
+        #expect(try store.record(for: bytes(key)) != nil, "\(key) is stored")
+    }
+
+    static func expectClean(_ store: CacheStore, _ what: String) throws {
+        let report = try store.verify(checkBodies: true)
+        #expect(!report.isDamaged && report.strayIndexKeys == 0, "\(what): \(report)")
+    }
+
+    @Test(
+        "a scan of one-hit wonders evicts a frequently hit entry under LRU, never under S3-FIFO",
+        arguments: EvictionPolicy.allCases)
+    func scanResistance(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, policy)
+        try Self.put(store, "hot")
+        for round in 0..<3 {
+            try Self.hit(store, "hot")
+            try Self.put(store, "warm-\(round)")
+        }
+        for i in 0..<200 { try Self.put(store, "scan-\(i)", seed: UInt64(i)) }
+        let kept = try store.version(for: bytes("hot")) != nil
+        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
+        #expect(try store.statistics().evictions > 150)
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        try Self.expectClean(store, "after the scan")
+    }
+
+    @Test(
+        "a key evicted from the small queue and stored again goes to main, where a scan does not reach it",
+        arguments: EvictionPolicy.allCases)
+    func ghostReturnsToMain(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, policy)
+        try Self.put(store, "returning")
+        for i in 0..<30 { try Self.put(store, "first-\(i)", seed: UInt64(i)) }
+        #expect(try store.version(for: bytes("returning")) == nil, "evicted, never hit")
+        // Stored again beside a key stored for the first time, then a scan: the ghost sends the
+        // returning key to main, the new one to the small queue with the scan.
+        try Self.put(store, "returning")
+        try Self.put(store, "new")
+        for i in 0..<40 { try Self.put(store, "second-\(i)", seed: UInt64(100 + i)) }
+        let returning = try store.version(for: bytes("returning")) != nil
+        #expect(returning == (policy == .s3fifo), "\(policy): the returning key \(returning ? "stayed" : "went")")
+        #expect(try store.version(for: bytes("new")) == nil, "\(policy): a new key with no hit is evicted")
+        try Self.expectClean(store, "after the ghost")
+    }
+
+    @Test(
+        "compaction over its target evicts by the policy: the scan under S3-FIFO, the entry asked for again under LRU",
+        arguments: EvictionPolicy.allCases)
+    func compactionFollowsPolicy(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        let store = try CacheStore(directory: dir.cache, configuration: configuration) // no online cap
+        try store.setEvictionPolicy(policy)
+        try Self.put(store, "hot")
+        for round in 0..<3 {
+            try Self.hit(store, "hot")
+            try Self.put(store, "warm-\(round)")
+        }
+        for i in 0..<100 { try Self.put(store, "scan-\(i)", seed: UInt64(i)) }
+        let report = try store.compact(CompactionPolicy(targetBytes: Self.capacity))
+        #expect(report.evictedEntries > 70, "\(report)")
+        let kept = try store.version(for: bytes("hot")) != nil
+        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
+        try Self.expectClean(store, "after compaction")
+    }
+
+    @Test("switching the policy on a populated directory keeps every entry and verify clean, both ways")
+    func switchingKeepsEntries() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .lru)
+        for i in 0..<15 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        for i in stride(from: 0, to: 15, by: 2) { try Self.hit(store, "entry-\(i)") }
+        let versions = try (0..<15).map { try store.version(for: bytes("entry-\($0)")) }
+        #expect(versions.allSatisfy { $0 != nil })
+        for policy in [EvictionPolicy.s3fifo, .lru, .s3fifo] {
+            try store.setEvictionPolicy(policy)
+            #expect(try store.evictionPolicy() == policy)
+            #expect(try (0..<15).map { try store.version(for: bytes("entry-\($0)")) } == versions, "\(policy)")
+            try Self.expectClean(store, "switched to \(policy)")
+        }
+        // At the capacity under S3-FIFO, a recount (verify --fix) keeps the queues as they are.
+        for i in 0..<30 { try Self.put(store, "more-\(i)", seed: UInt64(50 + i)) }
+        try Self.expectClean(store, "at the capacity")
+        let fixed = try store.verify(fix: true)
+        #expect(fixed.repaired == 0, "\(fixed)")
+        try Self.expectClean(store, "after a recount")
+    }
+
+    @Test("a directory of the earlier release opens as LRU, unchanged; choosing S3-FIFO keeps every entry")
+    func earlierReleaseDirectory() throws {
+        let dir = TestDirectory()
+        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Fixtures/earlier-release/golden-6538a5b.tar.gz").standardized
+        let unpack = try ChildProcess.run(URL(fileURLWithPath: "/bin/tar"), ["-xzf", golden.path, "-C", dir.root])
+        #expect(unpack.status == 0, "\(unpack.err)")
+        let store = try CacheStore(directory: dir.root + "/golden")
+        #expect(try store.evictionPolicy() == .lru)
+        let entries = try store.statistics().entries
+        try Self.expectClean(store, "as the earlier release left it")
+        try store.setEvictionPolicy(.s3fifo)
+        #expect(try store.statistics().entries == entries)
+        try Self.expectClean(store, "under S3-FIFO")
+    }
+
+    @Test("garbage in the policy key and the queues' keys: eviction goes on, verify reports it, --fix rebuilds")
+    func damagedKeys() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .s3fifo)
+        for i in 0..<25 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        let garbage: [([UInt8], [UInt8])] = [
+            ([0, 0x45, 0x63], [1, 2, 3]), // the queues' counters, too short
+            ([0, 0x66] + [UInt8](repeating: 0xAB, count: 48), [0xFF]), // an entry's place naming no record
+            ([0, 0x67, 0, 0], [1, 2, 3]), // a ghost bucket, too short
+            ([0, 0x46, 0x4D] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xAA, count: 48), []), // a stray
+            ([0, 0x46, 0x53, 1, 2, 3], []), // a key of no known length first in the small queue
+        ]
+        for (key, value) in garbage { try store.debugPutMeta(key: key, value: value) }
+        for i in 25..<60 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        #expect(try store.verify().strayIndexKeys > 0)
+        _ = try store.verify(fix: true)
+        try Self.expectClean(store, "after --fix")
+        // A policy this release does not know is least recently used; the stores go on.
+        try store.debugPutMeta(key: [0, 0x45], value: [9])
+        #expect(try store.evictionPolicy() == .lru)
+        for i in 60..<80 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        try Self.expectClean(store, "under an unknown policy")
+    }
+}

@@ -213,40 +213,50 @@ static int ghost_bucket_read(suc_cache *c, MDB_txn *txn, const uint8_t key[GBUCK
     return mrc == MDB_NOTFOUND ? 0 : mrc;
 }
 
+/* The ghost bucket a key falls in, read: its meta key, its value, the key's slot and fingerprint. */
+typedef struct ghost_bucket {
+    uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
+    uint8_t *slot;
+    uint32_t print;
+    uint64_t entries; /* the directory's entries, which size the table and bound a key's age */
+} ghost_bucket;
+
+static int ghost_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], ghost_bucket *g, suc_error *err) {
+    size_t slot;
+    g->entries = 0;
+    suc_meta_get(c, txn, "entries", &g->entries);
+    ghost_place(ikey, g->entries, g->key, &slot, &g->print);
+    g->slot = g->value + slot * 8;
+    int mrc = ghost_bucket_read(c, txn, g->key, g->value);
+    return mrc ? suc_fail_mdb(err, "mdb_get(ghost)", mrc) : SUC_OK;
+}
+
+static int ghost_write(suc_cache *c, MDB_txn *txn, const ghost_bucket *g, suc_error *err) {
+    return meta_put(txn, c, g->key, sizeof g->key, g->value, sizeof g->value, err);
+}
+
 /* Whether the ghost remembers the key (and forgets it: it is stored again). */
 static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, int *found,
                       suc_error *err) {
-    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
-    size_t slot;
-    uint32_t print;
-    uint64_t entries = 0;
-    suc_meta_get(c, txn, "entries", &entries);
-    ghost_place(ikey, entries, key, &slot, &print);
+    ghost_bucket g;
     *found = 0;
-    int mrc = ghost_bucket_read(c, txn, key, bucket);
-    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
-    uint8_t *at = bucket + slot * 8;
-    if (suc_get_u32(at) != print) return SUC_OK;
-    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(at + 4);
-    *found = age <= entries;
-    memset(at, 0, 8);
-    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
+    int rc = ghost_read(c, txn, ikey, &g, err);
+    if (rc || suc_get_u32(g.slot) != g.print) return rc;
+    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(g.slot + 4);
+    *found = age <= g.entries;
+    memset(g.slot, 0, 8);
+    return ghost_write(c, txn, &g, err);
 }
 
 /* Remembers an entry evicted from the small queue. */
 static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, suc_error *err) {
-    uint8_t key[GBUCKET_KEY_LEN], bucket[GBUCKET_VALUE_LEN];
-    size_t slot;
-    uint32_t print;
-    uint64_t entries = 0;
-    suc_meta_get(c, txn, "entries", &entries);
-    ghost_place(ikey, entries, key, &slot, &print);
-    int mrc = ghost_bucket_read(c, txn, key, bucket);
-    if (mrc) return suc_fail_mdb(err, "mdb_get(ghost)", mrc);
+    ghost_bucket g;
+    int rc = ghost_read(c, txn, ikey, &g, err);
+    if (rc) return rc;
     s->ghost_clock++;
-    suc_put_u32(bucket + slot * 8, print);
-    suc_put_u32(bucket + slot * 8 + 4, (uint32_t)s->ghost_clock);
-    return meta_put(txn, c, key, sizeof key, bucket, sizeof bucket, err);
+    suc_put_u32(g.slot, g.print);
+    suc_put_u32(g.slot + 4, (uint32_t)s->ghost_clock);
+    return ghost_write(c, txn, &g, err);
 }
 
 /* ---- the secondary structure's hooks ---- */

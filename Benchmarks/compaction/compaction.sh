@@ -11,10 +11,7 @@
 # reused by later runs. Measure on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-tools/install-dependencies >/dev/null
-build=(swift build -c release --product urlcache --scratch-path .build-demo)
-SUC_CORE_ONLY=1 "${build[@]}" >/dev/null
-bin="$(SUC_CORE_ONLY=1 "${build[@]}" --show-bin-path)/urlcache"
+bin="$(Benchmarks/Scripts/release-urlcache.sh)"
 dir="${1:-/tmp/suc-compaction-bench}"
 runs="${2:-3}"
 mkdir -p "$dir"

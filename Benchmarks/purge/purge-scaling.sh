@@ -15,12 +15,7 @@
 # of 128 KiB take ~1.3 GB). Measure on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ -z "${URLCACHE:-}" ]; then
-  tools/install-dependencies >/dev/null
-  build=(swift build -c release --product urlcache --scratch-path .build-demo)
-  SUC_CORE_ONLY=1 "${build[@]}" >/dev/null
-  URLCACHE="$(SUC_CORE_ONLY=1 "${build[@]}" --show-bin-path)/urlcache"
-fi
+URLCACHE="${URLCACHE:-$(Benchmarks/Scripts/release-urlcache.sh)}"
 dir="${1:-/tmp/suc-purge-bench}"
 runs="${2:-3}"
 size="${SUC_PURGE_SIZE:-131072}"

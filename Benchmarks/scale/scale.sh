@@ -14,12 +14,7 @@
 # an idle machine: the load before and after each run is printed beside it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ -z "${URLCACHE:-}" ]; then
-  tools/install-dependencies >/dev/null
-  build=(swift build -c release --product urlcache --scratch-path .build-demo)
-  SUC_CORE_ONLY=1 "${build[@]}" >/dev/null
-  URLCACHE="$(SUC_CORE_ONLY=1 "${build[@]}" --show-bin-path)/urlcache"
-fi
+URLCACHE="${URLCACHE:-$(Benchmarks/Scripts/release-urlcache.sh)}"
 dir="${1:-/tmp/suc-scale-bench}"
 repetitions="${2:-3}"
 mkdir -p "$dir"

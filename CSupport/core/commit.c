@@ -237,7 +237,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         uint8_t buf[8];
         suc_put_u64(buf, seq);
         MDB_val k = {3, "seq"}, v = {8, buf};
-        int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+        int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
         if (mrc) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
     }
     if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;

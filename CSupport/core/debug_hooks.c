@@ -48,7 +48,7 @@ typedef struct raw_ctx {
 static int raw_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     raw_ctx *ctx = vctx;
     MDB_val k = {SUC_IKEY_LEN, ctx->ikey}, v = {ctx->len, (void *)ctx->bytes};
-    int mrc = mdb_put(txn, c->dbi_main, &k, &v, 0);
+    int mrc = suc_txn_put(c, txn, c->dbi_main, &k, &v, 0);
     return mrc ? suc_fail_mdb(err, "mdb_put(raw)", mrc) : SUC_OK;
 }
 
@@ -69,7 +69,7 @@ typedef struct raw_meta_ctx {
 static int raw_meta_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     raw_meta_ctx *ctx = vctx;
     MDB_val k = {ctx->key_len, (void *)ctx->key}, v = {ctx->value_len, (void *)ctx->value};
-    int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
     return mrc ? suc_fail_mdb(err, "mdb_put(raw meta)", mrc) : SUC_OK;
 }
 

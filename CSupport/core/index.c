@@ -67,7 +67,7 @@ static int delete_found(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     }
     /* An undecodable record's secondary keys and body file cannot be found from it; verify and
      * the compactor sweep both (stray time-order keys, stale postings, orphan files). */
-    if ((mrc = mdb_del(txn, c->dbi_main, &k, NULL))) return suc_fail_mdb(err, "mdb_del(main)", mrc);
+    if ((mrc = suc_txn_del(c, txn, c->dbi_main, &k))) return suc_fail_mdb(err, "mdb_del(main)", mrc);
     if (op) op->removed++;
     return SUC_OK;
 }
@@ -149,7 +149,7 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     }
     op->removed = 0;
     MDB_val v = {op->record_len, op->record};
-    if ((mrc = mdb_put(txn, c->dbi_main, &k, &v, 0))) return suc_fail_mdb(err, "mdb_put(main)", mrc);
+    if ((mrc = suc_txn_put(c, txn, c->dbi_main, &k, &v, 0))) return suc_fail_mdb(err, "mdb_put(main)", mrc);
     count_entry(d, &r, op->record_len, 1);
     d->stores += 1;
     return SUC_OK;
@@ -236,7 +236,7 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
         if (!moves_last_use) continue;
         suc_record_patch_last_used(copy, list[i].when_ms);
         MDB_val nv = {v.mv_size, copy};
-        if ((mrc = mdb_put(txn, c->dbi_main, &k, &nv, 0))) {
+        if ((mrc = suc_txn_put(c, txn, c->dbi_main, &k, &nv, 0))) {
             rc = suc_fail_mdb(err, "mdb_put(touch)", mrc);
             break;
         }

@@ -135,7 +135,7 @@ static int order_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err)
     if (!len) return SUC_OK;
     MDB_val k = {len, posting}, empty = {0, NULL};
     /* A key stored before has its posting: leave its page clean. */
-    int mrc = mdb_put(txn, c->dbi_meta, &k, &empty, MDB_NOOVERWRITE);
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &empty, MDB_NOOVERWRITE);
     return mrc && mrc != MDB_KEYEXIST ? suc_fail_mdb(err, "mdb_put(key order)", mrc) : SUC_OK;
 }
 
@@ -147,7 +147,7 @@ static int order_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *e
     int left = 0, rc = other_variants_left(c, txn, ch->ikey, &left, err);
     if (rc || left) return rc;
     MDB_val k = {len, posting};
-    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    int mrc = suc_txn_del(c, txn, c->dbi_meta, &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order)", mrc) : SUC_OK;
 }
 
@@ -161,7 +161,7 @@ static int order_count(suc_cache *c, MDB_txn *txn, int64_t delta, suc_error *err
     uint8_t value[8];
     suc_put_u64(value, (uint64_t)(next < 0 ? 0 : next));
     MDB_val nv = {8, value};
-    mrc = mdb_put(txn, c->dbi_meta, &k, &nv, 0);
+    mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &nv, 0);
     return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
 }
 
@@ -174,7 +174,7 @@ static int delete_postings(suc_cache *c, MDB_txn *txn, suc_error *err) {
     MDB_val k = {2, (void *)posting_kind}, v;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0;) {
         if (k.mv_size < 2 || memcmp(k.mv_data, posting_kind, 2) != 0) break;
-        if ((mrc = mdb_cursor_del(cur, 0))) break;
+        if ((mrc = suc_txn_cursor_del(c, txn, c->dbi_meta, cur))) break;
         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT); /* after a delete: the item that followed */
     }
     mdb_cursor_close(cur);
@@ -202,7 +202,7 @@ static int build(suc_cache *c, MDB_txn *txn, suc_error *err) {
         if (!n) continue;
         MDB_val pk = {n, posting};
         /* `meta` is another table: putting into it leaves this cursor where it is. */
-        if ((mrc = mdb_put(txn, c->dbi_meta, &pk, &empty, 0))) break;
+        if ((mrc = suc_txn_put(c, txn, c->dbi_meta, &pk, &empty, 0))) break;
     }
     mdb_cursor_close(cur);
     if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "rebuild(key order)", mrc);
@@ -211,7 +211,7 @@ static int build(suc_cache *c, MDB_txn *txn, suc_error *err) {
     uint8_t value[8];
     suc_put_u64(value, entries);
     MDB_val ck = {sizeof count_key, (void *)count_key}, cv = {8, value};
-    mrc = mdb_put(txn, c->dbi_meta, &ck, &cv, 0);
+    mrc = suc_txn_put(c, txn, c->dbi_meta, &ck, &cv, 0);
     return mrc ? suc_fail_mdb(err, "mdb_put(key order count)", mrc) : SUC_OK;
 }
 
@@ -220,7 +220,7 @@ static int set_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     int rc = delete_postings(c, txn, err);
     if (rc) return rc;
     MDB_val k = {sizeof count_key, (void *)count_key};
-    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    int mrc = suc_txn_del(c, txn, c->dbi_meta, &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(key order count)", mrc) : SUC_OK;
 }
 

@@ -463,6 +463,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         evict_ctx ctx = *proto;
         memset(&ctx.op, 0, sizeof ctx.op);
         int rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
+        if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
             out->evicted_entries += ctx.evicted;
@@ -492,9 +493,11 @@ static int usage(suc_cache *c, int measured, suc_disk_usage *u, suc_error *err) 
 }
 
 static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
-    int64_t t0 = suc_os_now_ms();
-    int rc = suc_index_rewrite(c, NULL, err);
-    int64_t ms = suc_os_now_ms() - t0;
+    int64_t t0 = suc_os_monotonic_ms();
+    uint64_t locked = 0;
+    int rc = suc_index_rewrite(c, NULL, &locked, err);
+    int64_t ms = suc_os_monotonic_ms() - t0;
+    if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
     if (rc == SUC_OK) {
         out->index_rewrites++;
         if ((uint64_t)ms > out->longest_rewrite_ms) out->longest_rewrite_ms = (uint64_t)ms;
@@ -622,7 +625,7 @@ int suc_rewrite_index(suc_cache *c, int wait_for_lock, uint64_t *out_entries, su
     if (rc) return rc;
     int lockfd = -1;
     if ((rc = take_lock(c, wait_for_lock, &lockfd, err))) return rc;
-    rc = suc_index_rewrite(c, out_entries, err);
+    rc = suc_index_rewrite(c, out_entries, NULL, err);
     if (!rc) suc_remove_stale_generations(c);
     flock(lockfd, LOCK_UN);
     suc_os_close(lockfd);

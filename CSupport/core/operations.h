@@ -73,8 +73,9 @@ void suc_hold_free_floor(suc_cache *c, uint64_t incoming);
 /* suc_os_pwrite_full that, on ENOSPC or EDQUOT, relieves and tries once more. */
 int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_t off);
 
-/* Rewrites the index compactly into the next generation and switches every process to it. */
-int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, suc_error *err);
+/* Rewrites the index compactly into the next generation and switches every process to it.
+ * *out_lock_ms: how long it held the index's write lock (stores waited that long at most). */
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err);
 /* The pid of a process that has generation 0 open without following generations (a release
  * before them), 0 when none has, -1 when it cannot be told (a pid namespace of its own, whose
  * /proc/locks hides other processes' locks; no /proc/locks; this process's own lock not listed). */

@@ -194,18 +194,18 @@ int suc_os_random(void *buf, size_t len) {
 /* flock(2) that gives up after `timeout_ms`: a lock file in the directory can be held by any
  * member of the group, and a process that holds it forever must not hang every opener. Polls
  * with LOCK_NB (flock has no timed form); errno is EWOULDBLOCK when the time ran out. */
-static int64_t monotonic_ms(void) {
+int64_t suc_os_monotonic_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int suc_os_flock_bounded(int fd, int op, int timeout_ms) {
-    int64_t deadline = monotonic_ms() + timeout_ms;
+    int64_t deadline = suc_os_monotonic_ms() + timeout_ms;
     for (unsigned delay_us = 200;; delay_us = delay_us < 20000 ? delay_us * 2 : 20000) {
         if (flock(fd, op | LOCK_NB) == 0) return 0;
         if (errno == EINTR) continue;
-        if (errno != EWOULDBLOCK || monotonic_ms() >= deadline) return -1;
+        if (errno != EWOULDBLOCK || suc_os_monotonic_ms() >= deadline) return -1;
         usleep(delay_us);
     }
 }

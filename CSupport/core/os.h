@@ -35,6 +35,8 @@ void *suc_os_malloc(size_t len);
 void *suc_os_realloc(void *p, size_t len);
 int suc_os_random(void *buf, size_t len);
 int64_t suc_os_now_ms(void);
+/* A clock that never steps (durations). */
+int64_t suc_os_monotonic_ms(void);
 int suc_os_flock_bounded(int fd, int op, int timeout_ms);
 
 /* ---- errors (error.c) ------------------------------------------------------------------ */

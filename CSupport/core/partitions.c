@@ -91,7 +91,7 @@ static int write_value(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_K
                        const uint8_t *name, size_t name_len, suc_error *err) {
     MDB_val k = {SUC_PART_KEY_LEN, (void *)pkey};
     if (pv->entries == 0 && pv->quota == 0) {
-        int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+        int mrc = suc_txn_del(c, txn, c->dbi_meta, &k);
         return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(partition)", mrc) : SUC_OK;
     }
     /* MDB_RESERVE: the name may point into the old value, so build into a private buffer. */
@@ -106,7 +106,7 @@ static int write_value(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_K
     suc_put_u64(buf + 40, pv->quota);
     if (name_len) memcpy(buf + PART_FIXED, name, name_len);
     MDB_val v = {PART_FIXED + name_len, buf};
-    int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
     if (buf != small) free(buf);
     return mrc ? suc_fail_mdb(err, "mdb_put(partition)", mrc) : SUC_OK;
 }
@@ -131,7 +131,7 @@ static int use_key_change(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PAR
     uint8_t uk[USE_KEY_LEN];
     use_key(pkey, t, ikey, uk);
     MDB_val ukv = {USE_KEY_LEN, uk}, empty = {0, NULL};
-    int mrc = put ? mdb_put(txn, c->dbi_meta, &ukv, &empty, 0) : mdb_del(txn, c->dbi_meta, &ukv, NULL);
+    int mrc = put ? suc_txn_put(c, txn, c->dbi_meta, &ukv, &empty, 0) : suc_txn_del(c, txn, c->dbi_meta, &ukv);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_put(partition use)", mrc) : SUC_OK;
 }
 
@@ -204,9 +204,9 @@ int suc_partition_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     use_key(pkey, r->last_used_ms, ikey, old_k);
     use_key(pkey, new_last_used_ms, ikey, new_k);
     MDB_val ok = {USE_KEY_LEN, old_k}, nk = {USE_KEY_LEN, new_k}, empty = {0, NULL};
-    int mrc = mdb_del(txn, c->dbi_meta, &ok, NULL);
+    int mrc = suc_txn_del(c, txn, c->dbi_meta, &ok);
     if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(partition use)", mrc);
-    if ((mrc = mdb_put(txn, c->dbi_meta, &nk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(partition use)", mrc);
+    if ((mrc = suc_txn_put(c, txn, c->dbi_meta, &nk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(partition use)", mrc);
     return SUC_OK;
 }
 
@@ -260,7 +260,7 @@ int suc_partition_evict(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_
         rc = suc_index_delete(c, txn, uk + SUC_PART_KEY_LEN + 8, op, d, err);
         if (rc == MDB_NOTFOUND) { /* stray: its record is gone */
             MDB_val ukv = {USE_KEY_LEN, uk};
-            if ((mrc = mdb_del(txn, c->dbi_meta, &ukv, NULL))) return suc_fail_mdb(err, "mdb_del(partition use)", mrc);
+            if ((mrc = suc_txn_del(c, txn, c->dbi_meta, &ukv))) return suc_fail_mdb(err, "mdb_del(partition use)", mrc);
             rc = SUC_OK;
             continue;
         }
@@ -268,7 +268,7 @@ int suc_partition_evict(suc_cache *c, MDB_txn *txn, const uint8_t pkey[SUC_PART_
         /* A record of another partition with a colliding hash, or another release's undecodable
          * one, would not have dropped this key: drop it so the walk moves on. */
         MDB_val ukv = {USE_KEY_LEN, uk};
-        if ((mrc = mdb_del(txn, c->dbi_meta, &ukv, NULL)) && mrc != MDB_NOTFOUND)
+        if ((mrc = suc_txn_del(c, txn, c->dbi_meta, &ukv)) && mrc != MDB_NOTFOUND)
             return suc_fail_mdb(err, "mdb_del(partition use)", mrc);
         evicted++;
     }
@@ -349,7 +349,7 @@ static int delete_prefixed(suc_cache *c, MDB_txn *txn, uint8_t kind, size_t len,
         if (mrc == MDB_NOTFOUND) mrc = 0;
         for (size_t i = 0; !mrc && i < n; i++) {
             MDB_val dk = {len, keys + i * len};
-            if ((mrc = mdb_del(txn, c->dbi_meta, &dk, NULL)) == MDB_NOTFOUND) mrc = 0;
+            if ((mrc = suc_txn_del(c, txn, c->dbi_meta, &dk)) == MDB_NOTFOUND) mrc = 0;
         }
     }
     free(keys);
@@ -396,7 +396,7 @@ int suc_partitions_recount(suc_cache *c, MDB_txn *txn, suc_error *err) {
             uint8_t uk[USE_KEY_LEN];
             use_key(pkey, r.last_used_ms, k.mv_data, uk);
             MDB_val ukv = {USE_KEY_LEN, uk}, empty = {0, NULL};
-            if ((mrc = mdb_put(txn, c->dbi_meta, &ukv, &empty, 0))) break;
+            if ((mrc = suc_txn_put(c, txn, c->dbi_meta, &ukv, &empty, 0))) break;
         }
     }
     mdb_cursor_close(cur);
@@ -415,7 +415,7 @@ int suc_partitions_recount(suc_cache *c, MDB_txn *txn, suc_error *err) {
         uint8_t one[8];
         suc_put_u64(one, 1);
         MDB_val mk = {2, (void *)marker_key}, mv = {8, one};
-        if ((mrc = mdb_put(txn, c->dbi_meta, &mk, &mv, 0))) rc = suc_fail_mdb(err, "mdb_put(partition marker)", mrc);
+        if ((mrc = suc_txn_put(c, txn, c->dbi_meta, &mk, &mv, 0))) rc = suc_fail_mdb(err, "mdb_put(partition marker)", mrc);
     }
 out:
     table_free(&t);

@@ -71,7 +71,7 @@ static int apply_posting(suc_cache *c, MDB_txn *txn, purge_ctx *ctx, const uint8
         return rc;
     if (stale) {
         MDB_val pk = {len, (void *)posting};
-        if ((mrc = mdb_del(txn, c->dbi_meta, &pk, NULL)) && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(posting)", mrc);
+        if ((mrc = suc_txn_del(c, txn, c->dbi_meta, &pk)) && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(posting)", mrc);
         ctx->batch.stale_postings++;
         return SUC_OK;
     }

@@ -47,8 +47,8 @@ static int mark_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     }
     suc_put_u64(value + 40, ctx->max_bytes);
     MDB_val nv = {len, value};
-    if (!ctx->max_bytes && suc_get_u64(value) == 0) mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
-    else mrc = mdb_put(txn, c->dbi_meta, &k, &nv, 0);
+    if (!ctx->max_bytes && suc_get_u64(value) == 0) mrc = suc_txn_del(c, txn, c->dbi_meta, &k);
+    else mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &nv, 0);
     free(value);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_put(partition)", mrc) : SUC_OK;
 }
@@ -97,7 +97,7 @@ static int index_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         uk[1] = 'U';
         suc_tkey_make(r.last_used_ms, k.mv_data, uk + SUC_PART_KEY_LEN);
         MDB_val ukv = {sizeof uk, uk}, empty = {0, NULL};
-        if ((rc = mdb_put(txn, c->dbi_meta, &ukv, &empty, 0))) {
+        if ((rc = suc_txn_put(c, txn, c->dbi_meta, &ukv, &empty, 0))) {
             rc = suc_fail_mdb(err, "mdb_put(partition use)", rc);
             break;
         }
@@ -136,7 +136,7 @@ static int unindex_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     int rc = SUC_OK;
     for (size_t i = 0; i < ctx->seen && !rc; i++) {
         MDB_val dk = {LEN, keys + i * LEN};
-        if ((mrc = mdb_del(txn, c->dbi_meta, &dk, NULL)) && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_del(partition use)", mrc);
+        if ((mrc = suc_txn_del(c, txn, c->dbi_meta, &dk)) && mrc != MDB_NOTFOUND) rc = suc_fail_mdb(err, "mdb_del(partition use)", mrc);
     }
     free(keys);
     return rc;

@@ -72,12 +72,12 @@ static uint64_t get_be64(const uint8_t *p) {
 static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                     suc_error *err) {
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
-    int mrc = mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
     return mrc ? suc_fail_mdb(err, "mdb_put(eviction queues)", mrc) : SUC_OK;
 }
 static int meta_del(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, suc_error *err) {
     MDB_val k = {klen, (void *)key};
-    int mrc = mdb_del(txn, c->dbi_meta, &k, NULL);
+    int mrc = suc_txn_del(c, txn, c->dbi_meta, &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(eviction queues)", mrc) : SUC_OK;
 }
 
@@ -403,7 +403,7 @@ static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
         if (kind == 'E' && k.mv_size == 2) continue; /* the policy itself stays */
-        if ((mrc = mdb_cursor_del(cur, 0))) break;
+        if ((mrc = suc_txn_cursor_del(c, txn, c->dbi_meta, cur))) break;
     }
     mdb_cursor_close(cur);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_del(eviction queues)", mrc) : SUC_OK;

@@ -59,10 +59,10 @@ static int posting_apply(const uint8_t *tag, size_t len, void *vctx) {
     memcpy(key + POSTING_PREFIX_LEN, ctx->ikey, SUC_IKEY_LEN);
     MDB_val k = {POSTING_LEN, key}, empty = {0, NULL};
     if (ctx->put) {
-        int mrc = mdb_put(ctx->txn, ctx->c->dbi_meta, &k, &empty, 0);
+        int mrc = suc_txn_put(ctx->c, ctx->txn, ctx->c->dbi_meta, &k, &empty, 0);
         return mrc ? suc_fail_mdb(ctx->err, "mdb_put(tag)", mrc) : SUC_OK;
     }
-    int mrc = mdb_del(ctx->txn, ctx->c->dbi_meta, &k, NULL);
+    int mrc = suc_txn_del(ctx->c, ctx->txn, ctx->c->dbi_meta, &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(ctx->err, "mdb_del(tag)", mrc) : SUC_OK;
 }
 
@@ -133,7 +133,7 @@ int suc_index_invalidate(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY
     suc_record_patch_invalidated(copy, now_s ? now_s : 1);
     suc_record_patch_version(copy, ++*seq);
     MDB_val nv = {v.mv_size, copy};
-    mrc = mdb_put(txn, c->dbi_main, &k, &nv, 0);
+    mrc = suc_txn_put(c, txn, c->dbi_main, &k, &nv, 0);
     free(copy);
     if (mrc) return suc_fail_mdb(err, "mdb_put(main)", mrc);
     *out_marked = 1;

@@ -15,21 +15,21 @@
 static int64_t stored_time(const suc_record *r) { return r->stored_at_ms; }
 static int64_t use_time(const suc_record *r) { return r->last_used_ms; }
 
-static int key_put(MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
+static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
                    suc_error *err) {
     uint8_t key[SUC_TKEY_LEN];
     suc_tkey_make(t, ikey, key);
     MDB_val k = {SUC_TKEY_LEN, key}, empty = {0, NULL};
-    int mrc = mdb_put(txn, dbi, &k, &empty, 0);
+    int mrc = suc_txn_put(c, txn, dbi, &k, &empty, 0);
     return mrc ? suc_fail_mdb(err, what, mrc) : SUC_OK;
 }
 
-static int key_del(MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
+static int key_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
                    suc_error *err) {
     uint8_t key[SUC_TKEY_LEN];
     suc_tkey_make(t, ikey, key);
     MDB_val k = {SUC_TKEY_LEN, key};
-    int mrc = mdb_del(txn, dbi, &k, NULL);
+    int mrc = suc_txn_del(c, txn, dbi, &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, what, mrc) : SUC_OK;
 }
 
@@ -46,12 +46,12 @@ static const time_order use_order = {by_use_dbi, use_time};
 
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     MDB_dbi dbi = o->dbi(c);
-    int rc = ch->old ? key_del(txn, dbi, o->time(ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
-    return rc ? rc : key_put(txn, dbi, o->time(ch->new_rec), ch->ikey, "mdb_put(time order)", err);
+    int rc = ch->old ? key_del(c, txn, dbi, o->time(ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
+    return rc ? rc : key_put(c, txn, dbi, o->time(ch->new_rec), ch->ikey, "mdb_put(time order)", err);
 }
 
 static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return key_del(txn, o->dbi(c), o->time(ch->old), ch->ikey, "mdb_del(time order)", err);
+    return key_del(c, txn, o->dbi(c), o->time(ch->old), ch->ikey, "mdb_del(time order)", err);
 }
 
 typedef struct stray_ctx {
@@ -77,7 +77,7 @@ static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *
     for (size_t i = 0; i < ctx->n; i++) {
         if (!is_stray(c, txn, ctx->keys[i], ctx->time)) continue;
         MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
-        int mrc = mdb_del(txn, ctx->dbi, &tk, NULL);
+        int mrc = suc_txn_del(c, txn, ctx->dbi, &tk);
         if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time order)", mrc);
     }
     return SUC_OK;
@@ -141,8 +141,8 @@ static int use_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
 }
 static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                      int64_t when_ms, suc_error *err) {
-    int rc = key_del(txn, c->dbi_by_use, r->last_used_ms, ikey, "mdb_del(by_use)", err);
-    return rc ? rc : key_put(txn, c->dbi_by_use, when_ms, ikey, "mdb_put(by_use)", err);
+    int rc = key_del(c, txn, c->dbi_by_use, r->last_used_ms, ikey, "mdb_del(by_use)", err);
+    return rc ? rc : key_put(c, txn, c->dbi_by_use, when_ms, ikey, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }
 /* Under S3-FIFO a hit only raises a use counter: the use order (and the record's last use) moves
@@ -177,7 +177,7 @@ int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]) 
 int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, const uint8_t key[SUC_TKEY_LEN],
                               suc_error *err) {
     MDB_val k = {SUC_TKEY_LEN, (void *)key};
-    int mrc = mdb_del(txn, suc_time_order_dbi(c, which), &k, NULL);
+    int mrc = suc_txn_del(c, txn, suc_time_order_dbi(c, which), &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(time order)", mrc) : SUC_OK;
 }
 

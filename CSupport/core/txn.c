@@ -84,7 +84,7 @@ int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value) {
     uint8_t buf[8];
     suc_put_u64(buf, value);
     MDB_val k = {strlen(name), (void *)name}, v = {8, buf};
-    return mdb_put(txn, c->dbi_meta, &k, &v, 0);
+    return suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
 }
 
 int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err) {
@@ -198,6 +198,10 @@ int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, 
     return suc_write_txn_ex(c, fn, reset, ctx, 0, err);
 }
 
+static _Thread_local uint64_t last_lock_ms;
+
+uint64_t suc_last_write_lock_ms(void) { return last_lock_ms; }
+
 int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only, suc_error *err) {
     int reliefs = 0; /* a commit that still does not fit after a relief may try again after another */
     for (int attempt = 0;; attempt++) {
@@ -206,6 +210,7 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
         pthread_rwlock_rdlock(&c->map_lock);
         uint64_t seen = c->map_size;
         int mrc = mdb_txn_begin(c->env, NULL, 0, &txn);
+        int64_t locked_at = suc_os_monotonic_ms();
         if (mrc == MDB_MAP_RESIZED) {
             pthread_rwlock_unlock(&c->map_lock);
             int arc = adopt_map_size(c, err);
@@ -226,6 +231,7 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
             if (reset) reset(ctx);
             continue;
         }
+        suc_journal_begin(c, txn);
         int rc = fn(c, txn, ctx, &local);
         /* A relaxed commit is not synced: the directory says so durably first (unsynced.c). */
         if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, txn, &local);
@@ -239,6 +245,7 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
         } else {
             mdb_txn_abort(txn);
         }
+        last_lock_ms = (uint64_t)(suc_os_monotonic_ms() - locked_at);
         pthread_rwlock_unlock(&c->map_lock);
         if (rc == SUC_OK) return SUC_OK;
         if (local.lib_rc == MDB_MAP_FULL && attempt < 64) {

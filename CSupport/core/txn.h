@@ -117,6 +117,12 @@ struct suc_cache {
     /* fan-out directories seen at open plus those this process made since (the estimated
      * usage's overhead, until measured); stores make them as needed */
     _Atomic uint32_t fanout_dirs;
+
+    /* the rewrite journal (journal.c), as the current write transaction found it: whether it
+     * is on, the next row's number (found at the transaction's first journaled change) and
+     * the row limit. Only the thread holding the index's write lock touches these. */
+    int journal_on, journal_located;
+    uint64_t journal_next, journal_limit;
 };
 
 /* ---- the index's environment and transactions (txn.c) ---- */
@@ -250,9 +256,37 @@ int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, 
 /* The same for a transaction that only removes: it may grow the map past the cap by a reserve. */
 int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only,
                      suc_error *err);
+/* How long this thread's last write transaction held the index's write lock, in ms: what it
+ * made every store of every process wait at most (compaction reports its longest). */
+uint64_t suc_last_write_lock_ms(void);
 
 int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
+/* Every change of the index goes through these (mdb_put, mdb_del, mdb_cursor_del with the
+ * same results), so that a rewrite copying the index meanwhile learns of it (journal.c). */
+int suc_txn_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
+int suc_txn_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, MDB_val *k);
+int suc_txn_cursor_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cur);
 int suc_meta_put(suc_cache *c, MDB_txn *txn, const char *name, uint64_t value);
 int suc_meta_next_version(suc_cache *c, MDB_txn *txn, uint64_t *out, suc_error *err);
+
+/* ---- the rewrite journal (journal.c) ---------------------------------------------------- */
+
+#define SUC_JOURNAL_TABLES 4 /* main, by_time, by_use, meta */
+/* At the start of every write transaction: whether this one journals its changes. */
+void suc_journal_begin(suc_cache *c, MDB_txn *txn);
+/* Whether a meta key is the journal's own (never copied by a rewrite). */
+int suc_journal_key(const MDB_val *k);
+MDB_dbi suc_journal_table(const suc_cache *c, unsigned id);
+const char *suc_journal_table_name(unsigned id);
+/* Turns journaling on for at most `rows` rows (its own write transaction; every later one
+ * journals): *token names this journal, *first its first row. */
+int suc_journal_begin_rewrite(suc_cache *c, uint64_t rows, uint64_t *token, uint64_t *first, suc_error *err);
+/* Turns it off, if it is still the one `token` started (a rewrite that did not switch). */
+void suc_journal_end_rewrite(suc_cache *c, uint64_t token);
+/* Calls fn for each row from `from` on, in order, as seen by `txn`; *next is the row after the
+ * last one seen. MDB_NOTFOUND when the journal `token` started is no longer on (stopped, or full). */
+typedef int (*suc_journal_fn)(void *ctx, unsigned table, const MDB_val *key);
+int suc_journal_walk(suc_cache *c, MDB_txn *txn, uint64_t token, uint64_t from, suc_journal_fn fn, void *ctx,
+                     uint64_t *next, uint64_t *rows);
 
 #endif

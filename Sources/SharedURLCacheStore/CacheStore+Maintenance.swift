@@ -54,9 +54,10 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     public var indexBytesBefore: Int
     /// See ``indexBytesBefore``.
     public var indexBytesAfter: Int
-    /// Index generations written; stores waited for each (lookups never did).
+    /// Index generations written.
     public var indexRewrites: Int
-    /// The longest of those waits, in milliseconds.
+    /// The longest rewrite, from its start to the switch, in milliseconds. Stores go on
+    /// during it: it holds the write lock only for its last step (``longestStorePauseMilliseconds``).
     public var longestRewriteMilliseconds: Int
     /// A process of a release before index generations had the index open: entries were
     /// evicted, the index file was left for a later run (docs/Capacity.md).
@@ -67,6 +68,10 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// The file system had no room for the rewritten index: entries were evicted and their
     /// files removed, and the index file was left for a later run (docs/Capacity.md).
     public var indexRewriteSkippedForSpace: Bool = false
+    /// The longest this compaction held the index's write lock (an eviction batch, or a
+    /// rewrite's switch), in milliseconds: the longest any store of any process waited for it.
+    /// Lookups never wait.
+    public var longestStorePauseMilliseconds: Int = 0
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -179,7 +184,8 @@ extension CacheStore {
             indexRewrites: Int(report.index_rewrites), longestRewriteMilliseconds: Int(report.longest_rewrite_ms),
             indexRewriteDeferred: report.index_rewrite_deferred != 0,
             quotaEvictedEntries: Int(report.quota_evicted_entries),
-            indexRewriteSkippedForSpace: report.index_rewrite_skipped_for_space != 0)
+            indexRewriteSkippedForSpace: report.index_rewrite_skipped_for_space != 0,
+            longestStorePauseMilliseconds: Int(report.longest_lock_ms))
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its

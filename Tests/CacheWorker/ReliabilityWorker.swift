@@ -22,6 +22,7 @@ import Foundation
 ///   rel-rss DIR MIB                          a streamed MIB body is refused; RSS stays bounded
 ///   rel-neighbour DIR SECONDS SEED           a service's traffic under a hostile neighbour
 ///   rel-lockchurn DIR COUNT                  takes and drops COUNT flocks in a loop (LockChurnWorker.swift)
+///   rel-churn DIR ID SECONDS                 stores and removes, printing each (ChurnWorker.swift)
 ///   rel-soak-mixed DIR SEED SECONDS KEYS ID  mixed load that tolerates compaction evictions
 ///   rel-relaxed-writer DIR SEED ID KEYS      `writer` with `.relaxed` durability (never closes)
 ///   rel-relaxed-put DIR KEY SEQ SIZE         one `.relaxed` store, then a clean close
@@ -56,6 +57,7 @@ enum ReliabilityWorker {
             case "rel-rss": return try rss(dir, mebibytes: Int(args[3])!)
             case "rel-neighbour": return NeighbourWorker.run(args)
             case "rel-lockchurn": return LockChurnWorker.run(args)
+            case "rel-churn": return ChurnWorker.run(args)
             case "rel-soak-mixed":
                 try soakMixed(
                     dir, seed: UInt64(args[3])!, seconds: Double(args[4])!, keys: Int(args[5])!, id: Int(args[6])!)
@@ -166,13 +168,15 @@ enum ReliabilityWorker {
 
     /// Rewrites the index into a new generation every MILLIS (what compaction does to shrink
     /// the index file), dying at a kill point of the switch after a seeded number of rewrites:
-    /// `copied` (new file written, not published), `published` (every process is told, the old
+    /// `snapshot` (copied from read snapshots while every process journals, not caught up),
+    /// `caught-up` (the journal replayed without the lock), `copied` (the last rows replayed
+    /// under the write lock, not published), `published` (every process is told, the old
     /// index's write lock still held), `switched` (lock released, old files not yet removed).
     static func rewriter(_ dir: String, millis: UInt32, seed: UInt64, point: String) throws(CacheError) {
         let store = try CacheStore(directory: dir)
         var rng = SplitMix64(seed: seed)
         let armAfter = point == "none" ? Int.max : Int(rng.next() % 3)
-        let nth = ["copied": 1, "published": 2, "switched": 3][point] ?? 0
+        let nth = ["snapshot": 1, "caught-up": 2, "copied": 3, "published": 4, "switched": 5][point] ?? 0
         var runs = 0
         while true {
             if runs == armAfter {

@@ -56,7 +56,7 @@ extension Reliability {
             var rng = Seeded(seed: seed)
             let points = ["rename", "dirfsync", "commit", "none"]
             // The index rewrite's kill points (docs/Capacity.md): a rewriter joins every round.
-            let rewritePoints = ["copied", "published", "switched", "none", "copied", "published", "switched"]
+            let rewritePoints = ["snapshot", "caught-up", "copied", "published", "switched", "none"]
             var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0, rewriterDeaths = 0
             let rounds = Self.rounds
             // A kill at 5–200 ms only finds a process at its kill point if it got there first: on a

@@ -37,6 +37,7 @@ struct URLCacheCommand: ParsableCommand {
             BenchWorker.self,
             BenchOps.self,
             BenchTrace.self,
+            BenchPause.self,
         ]
             + networkingSubcommands
     )

@@ -742,14 +742,17 @@ typedef struct suc_compact_report {
     uint64_t disk_bytes_after;
     uint64_t index_bytes_before; /* the index file and its lock file */
     uint64_t index_bytes_after;
-    uint64_t index_rewrites;     /* generations written (each one stops stores for its duration) */
-    uint64_t longest_rewrite_ms;
+    uint64_t index_rewrites;     /* generations written */
+    uint64_t longest_rewrite_ms; /* the longest rewrite, start to switch (stores go on meanwhile) */
     int index_rewrite_deferred;  /* a process of a release before index generations has the index
                                     open: evicted, but the index file was not rewritten */
     uint64_t quota_evicted_entries; /* of evicted_entries, evicted to hold partitions to their
                                     quotas (suc_partition_set_quota) */
     int index_rewrite_skipped_for_space; /* the file system had no room for the rewritten index:
                                     evicted and unlinked, the index file left as it was */
+    uint64_t longest_lock_ms;    /* the longest this compaction held the index's write lock (an
+                                    eviction batch or a rewrite's switch): the longest any store
+                                    of any process waited for it */
 } suc_compact_report;
 
 /*
@@ -758,8 +761,9 @@ typedef struct suc_compact_report {
  * unlinks bodies only after each commit (delete order), so live writers wait at most one batch.
  * Then the index is rewritten compactly into a new generation when that is what stands between
  * the directory and its target, or frees a quarter of the index file: LMDB never returns pages
- * to the file system, so without it `du` would not go down. Stores wait for the rewrite (one
- * write transaction); lookups never do. The eviction target comes from a model of the rewritten
+ * to the file system, so without it `du` would not go down. The rewrite copies from read
+ * snapshots while every process journals what it changes, then holds the write lock only to
+ * replay the last changes and switch (milliseconds); lookups never wait. The eviction target comes from a model of the rewritten
  * index; the result is measured, and up to four rounds close the gap.
  * Orphans — body files no record refers to, temp files of crashed writers — are removed only
  * when older than `grace_ms`, so an in-flight store is never touched. An advisory lock on

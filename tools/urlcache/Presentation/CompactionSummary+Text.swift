@@ -14,7 +14,7 @@ extension CompactionSummary: TextReport {
                 "index file",
                 "\(TextFormat.bytes(result.indexBytesBefore)) → \(TextFormat.bytes(result.indexBytesAfter))"
                     + (result.indexRewrites > 0
-                        ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), stores paused up to \(result.longestRewriteMilliseconds) ms)"
+                        ? " (\(result.indexRewrites) rewrite\(result.indexRewrites == 1 ? "" : "s"), longest \(result.longestRewriteMilliseconds) ms)"
                         : "")
                     + (result.indexRewriteSkippedForSpace ? " (rewrite skipped: no room on the file system)" : "")
             ),
@@ -43,6 +43,10 @@ extension CompactionSummary: TextReport {
             ("orphan files", "\(result.orphanFiles) (\(TextFormat.bytes(result.orphanBytes)))"),
             ("temp files", "\(result.tempFiles)"),
             ("write transactions", "\(result.transactions)"),
+            (
+                "longest store pause",
+                "\(result.longestStorePauseMilliseconds) ms (the write lock held by this compaction)"
+            ),
             (
                 "time",
                 String(format: "%.3f s", seconds)

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #define COPY_CHUNK 20000      /* entries per transaction of the new index while it is built */
+#define COPY_CHUNK_BYTES (4u << 20) /* or bytes: each chunk is written back before the next */
 #define CATCH_UP_ROUNDS 32    /* replays of the journal without the write lock, at most */
 #define CATCH_UP_LEFT 2000    /* rows few enough to replay under the write lock */
 #define JOURNAL_ROWS_MIN 100000
@@ -64,7 +65,7 @@ typedef struct rewrite_ctx {
 
 /* Copies one table into `dst` in key order (MDB_APPEND: every page filled). From `src` when
  * given (the write transaction: the copy under the lock); else from a fresh read snapshot per
- * chunk, so no snapshot pins the old index's pages for the whole copy: a key changed between
+ * chunk (20,000 keys or 4 MiB), so no snapshot pins the old index's pages for the whole copy: a key changed between
  * two chunks is in the journal, and the replay puts its value as it is then. The journal's own
  * rows are not copied. */
 static int copy_table(suc_cache *c, MDB_txn *src, unsigned id, MDB_env *dst, const char *name, uint64_t old_gen,
@@ -94,12 +95,15 @@ static int copy_table(suc_cache *c, MDB_txn *src, unsigned id, MDB_env *dst, con
             if (started && mrc == 0 && k.mv_size == last_len && !memcmp(k.mv_data, last, last_len))
                 mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
         }
-        uint64_t n = 0;
-        for (; !rc && mrc == 0 && n < COPY_CHUNK; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        uint64_t n = 0, bytes = 0;
+        int full = 0;
+        for (; !rc && mrc == 0 && !full; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (id == 3 && suc_journal_key(&k)) continue;
             int prc = mdb_put(t, ddbi, &k, &v, MDB_APPEND);
             if (prc) rc = suc_fail_mdb(err, "mdb_put(rewrite)", prc);
             n++;
+            bytes += k.mv_size + v.mv_size;
+            full = n == COPY_CHUNK || (!src && bytes >= COPY_CHUNK_BYTES);
             if (k.mv_size <= sizeof last) memcpy(last, k.mv_data, last_len = k.mv_size);
         }
         started = 1;
@@ -110,8 +114,11 @@ static int copy_table(suc_cache *c, MDB_txn *src, unsigned id, MDB_env *dst, con
             if (rc) mdb_txn_abort(t);
             else if ((mrc = mdb_txn_commit(t))) rc = suc_fail_mdb(err, "mdb_txn_commit(rewrite)", mrc);
         }
+        /* Written back a chunk at a time: one flush of the whole copy at the end would queue
+         * hundreds of megabytes ahead of every store's fdatasync, on the same disk. */
+        if (!rc && !src && (mrc = mdb_env_sync(dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
         *copied += n;
-        if (rc || n < COPY_CHUNK) return rc;
+        if (rc || !full) return rc;
     }
 }
 
@@ -235,7 +242,9 @@ static int catch_up(suc_cache *c, rewrite_ctx *ctx, suc_error *err) {
         if (rows < CATCH_UP_LEFT) break;
     }
     int mrc = mdb_env_sync(ctx->dst, 1);
-    return mrc ? suc_fail_mdb(err, "mdb_env_sync(new index)", mrc) : SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
+    /* The new files' names, durable before the lock: the switch then syncs only what it replays. */
+    return suc_os_fsync(c->rootfd) < 0 ? suc_fail_errno(err, "fsync(root)", errno) : SUC_OK;
 }
 
 
@@ -258,7 +267,7 @@ static int switch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) 
     int mrc;
     if (!rc && suc_os_fault(SUC_FAULT_REWRITE)) rc = suc_fail_errno(err, "rewrite(copied)", errno);
     if (!rc && (mrc = mdb_env_sync(ctx->dst, 1))) rc = suc_fail_mdb(err, "mdb_env_sync(new index)", mrc);
-    if (!rc && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
+    if (!rc && !ctx->online && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
     /* Again just before the switch: a process of an earlier release may have opened index.lmdb
      * while the copy was made. */
     if (!rc) rc = refuse_if_earlier_release(c, err);

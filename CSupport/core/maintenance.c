@@ -20,7 +20,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_BATCH 1000
+/* A batch of evictions ends after this long, or at its count; its size adapts so that, commit
+ * included, it holds the write lock about EVICT_LOCK_TARGET_MS: the longest a store waits. */
+#define EVICT_BATCH_MS 8
+#define EVICT_LOCK_TARGET_MS 20
+#define EVICT_FIRST_BATCH 64
+#define EVICT_YIELD_US 500
+#define DEFAULT_BATCH 500
 
 /* ---- walking the main table in batches ---------------------------------------------- */
 
@@ -366,7 +372,13 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     uint64_t capacity = has_target(ctx->entry_target) ? ctx->entry_target : ctx->target;
     suc_counters d = {0};
     ctx->done = 1;
+    int64_t began = suc_os_monotonic_ms();
     for (uint32_t n = 0; n < batch;) {
+        /* Every store of every process waits while this transaction holds the write lock. */
+        if (n > 0 && suc_os_monotonic_ms() - began >= EVICT_BATCH_MS) {
+            ctx->done = 0;
+            break;
+        }
         uint8_t t[SUC_TKEY_LEN];
         int mrc = suc_use_order_oldest(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
@@ -459,6 +471,10 @@ static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
 
 /* Evicts in batches until the footprint is under ctx->target (or only expired entries). */
 static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out, suc_error *err) {
+    /* The first batch small: its pages are not yet in memory, and nothing is known yet of how
+     * long a commit takes here. It grows while batches stay well under the target. */
+    uint32_t most = proto->p->batch ? proto->p->batch : DEFAULT_BATCH;
+    if (!proto->batch) proto->batch = most < EVICT_FIRST_BATCH ? most : EVICT_FIRST_BATCH;
     for (;;) {
         evict_ctx ctx = *proto;
         memset(&ctx.op, 0, sizeof ctx.op);
@@ -474,6 +490,10 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
             if (ctx.p->progress) ctx.p->progress(ctx.p->progress_ctx, out->evicted_entries, out->evicted_bytes);
         }
         suc_op_release(&ctx.op);
+        /* A store waiting for the write lock takes it now: released and taken straight back,
+         * a mutex mostly goes to the thread that just released it, and stores would wait for
+         * batch after batch. */
+        if (rc == SUC_OK && !ctx.done) usleep(EVICT_YIELD_US);
         /* On a full file system even a removal needs room: LMDB writes a copy of every page it
          * changes before the old ones are free. The store path's relief (space.c) unlinks
          * bodies first; when the batch still does not fit, smaller batches change fewer pages. */
@@ -482,6 +502,14 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
             proto->batch = batch / 8;
             continue;
         }
+        /* Most of a batch's hold is its commit (pages written, fdatasync), which grows with the
+         * batch and the index: fewer entries when it held the lock past the target, more again
+         * (up to the configured batch) when well under it. */
+        uint64_t held = suc_last_write_lock_ms();
+        if (rc == SUC_OK && held > EVICT_LOCK_TARGET_MS && batch > 16)
+            proto->batch = (uint32_t)((uint64_t)batch * EVICT_LOCK_TARGET_MS / held) + 1;
+        else if (rc == SUC_OK && held < EVICT_LOCK_TARGET_MS / 2 && batch < most)
+            proto->batch = batch + batch / 4 + 1 < most ? batch + batch / 4 + 1 : most;
         if (rc || ctx.done) return rc;
     }
 }

@@ -720,7 +720,8 @@ typedef struct suc_compact_params {
                                   the index, measure; 0 or UINT64_MAX = no such target */
     int64_t unused_before_ms;  /* also evict entries last used before this time; 0 = none */
     uint64_t grace_ms;         /* orphan body files and temp files older than this are removed */
-    uint32_t batch;            /* entries per write transaction; 0 = 1000 */
+    uint32_t batch;            /* entries per write transaction at most (a batch also ends after 8 ms
+                                  of work); 0 = 500 */
     int dry_run;               /* count what would go, change nothing */
     int wait_for_lock;         /* wait for a running compaction instead of SUC_EBUSY */
     /* progress: called between transactions with entries evicted so far (may be NULL) */
@@ -758,7 +759,9 @@ typedef struct suc_compact_report {
 /*
  * Holds the directory to a size while services keep using it (`urlcache compact` from cron).
  * Eviction walks the last-use index oldest first in write transactions of `batch` entries and
- * unlinks bodies only after each commit (delete order), so live writers wait at most one batch.
+ * unlinks bodies only after each commit (delete order), so live writers wait at most one batch;
+ * a batch shrinks when its commit held the write lock past 20 ms, and a waiting store takes the
+ * lock between two.
  * Then the index is rewritten compactly into a new generation when that is what stands between
  * the directory and its target, or frees a quarter of the index file: LMDB never returns pages
  * to the file system, so without it `du` would not go down. The rewrite copies from read

@@ -37,7 +37,8 @@ struct Compact: ParsableCommand {
         help: "Leave orphan and temp files younger than this (stores in flight).", transform: { try AgeLimit.parse($0) }
     )
     var grace: Duration = .seconds(600)
-    @Option(help: "Entries per write transaction.") var batchSize = 1000
+    @Option(help: "Entries per write transaction, at most (stores of every process wait for one).")
+    var batchSize = 500
     @Flag(help: "Print what would be evicted; change nothing.") var dryRun = false
     @Flag(help: "Wait for a running compaction instead of exiting with status 4.") var wait = false
     @OptionGroup var output: OutputOptions

@@ -168,9 +168,28 @@ static int create_next(suc_cache *c, rewrite_ctx *ctx, suc_error *err) {
     return SUC_OK;
 }
 
+/* Whether the tables the journal knows are every table the index has: one it did not know
+ * would be left out of the copy. */
+static int journal_knows_every_table(const suc_cache *c) {
+    const char *names[SUC_INDEX_TABLES_MAX];
+    MDB_dbi dbis[SUC_INDEX_TABLES_MAX];
+    size_t count = suc_index_tables(c, names, dbis);
+    if (count != SUC_JOURNAL_TABLES) return 0;
+    for (size_t i = 0; i < count; i++) {
+        int found = 0;
+        for (unsigned id = 0; id < SUC_JOURNAL_TABLES && !found; id++)
+            found = !strcmp(names[i], suc_journal_table_name(id)) && dbis[i] == suc_journal_table(c, id);
+        if (!found) return 0;
+    }
+    return 1;
+}
+
 /* Every table, main first; from `src`, or from read snapshots when NULL. */
 static int copy_tables(suc_cache *c, MDB_txn *src, rewrite_ctx *ctx, suc_error *err) {
     ctx->entries = 0;
+    if (!journal_knows_every_table(c))
+        return suc_fail(err, SUC_EINDEX, "rewrite(index)", 0, 0,
+                        "the index has a table the rewrite journal does not know (journal.c): not rewritten");
     int rc = SUC_OK;
     for (unsigned id = 0; id < SUC_JOURNAL_TABLES && !rc; id++) {
         uint64_t n = 0;

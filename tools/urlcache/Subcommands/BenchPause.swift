@@ -14,7 +14,8 @@ struct BenchPause: ParsableCommand {
             Each store is one 1 KiB record (the corpus of `urlcache bench`) under the key \
             pause-<pid>-<i mod --keys>, through CacheStore in the given durability, one after the \
             other. Prints stores, the longest store and the 99th and 99.9th percentiles in \
-            milliseconds, and how many stores took longer than 50 ms.
+            milliseconds, how many stores took longer than 50 ms, and when each of those began \
+            (ms since 1970) with how long it took.
             """,
         shouldDisplay: false)
 
@@ -37,14 +38,18 @@ struct BenchPause: ParsableCommand {
         let body = BenchWorkload.body(size: 1024, variant: 0)
         let pid = getpid()
         var latencies: [Double] = []
+        var slow: [[Double]] = [] // [when (ms since 1970), how long (ms)] of stores over 50 ms
         let start = DispatchTime.now().uptimeNanoseconds
         var i = 0
         while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < seconds {
             if let stopFile, FileManager.default.fileExists(atPath: stopFile) { break }
             let key = Array("pause-\(pid)-\(i % keys)".utf8)
             let t0 = DispatchTime.now().uptimeNanoseconds
+            let startedAt = Date().timeIntervalSince1970 * 1000
             try store.store(RecordDescriptor(key: key), body: body)
-            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+            latencies.append(milliseconds)
+            if milliseconds > 50 { slow.append([startedAt.rounded(), milliseconds]) }
             i += 1
             if intervalMilliseconds > 0 { usleep(UInt32(intervalMilliseconds * 1000)) }
         }
@@ -58,6 +63,7 @@ struct BenchPause: ParsableCommand {
             "p99_ms": percentile(0.99),
             "p999_ms": percentile(0.999),
             "over_50ms": sorted.filter { $0 > 50 }.count,
+            "slow": slow,
         ]
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))

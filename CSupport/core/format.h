@@ -115,7 +115,7 @@ int suc_body_header_decode(const uint8_t *h, size_t len, const uint8_t id[SUC_BO
  * record says. SUC_OK, SUC_ECORRUPT or SUC_EVERSION (with `err` filled). */
 int suc_body_header_check(const uint8_t *h, size_t len, const suc_record *rec, uint32_t record_len, suc_error *err);
 
-/* ---- little-endian helpers -------------------------------------------------------------- */
+/* ---- byte order: little endian in values, big endian in keys ------------------------ */
 
 static inline void suc_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static inline void suc_put_u32(uint8_t *p, uint32_t v) {
@@ -133,6 +133,16 @@ static inline uint32_t suc_get_u32(const uint8_t *p) {
 static inline uint64_t suc_get_u64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* Big endian, for numbers in keys: key order is then number order. */
+static inline void suc_put_be64(uint8_t *p, uint64_t v) {
+    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
+}
+static inline uint64_t suc_get_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
     return v;
 }
 

@@ -31,16 +31,6 @@ static const uint8_t journal_prefix[2] = {0x00, 'J'};
 #define ROW_KEY_LEN 10
 #define SWITCH_LEN 24
 
-/* Row numbers are big endian, so that key order is row order. */
-static void put_be64(uint8_t *p, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
-}
-static uint64_t get_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return v;
-}
-
 static int is_journal_key(const MDB_val *k) {
     return k->mv_size >= sizeof journal_prefix && !memcmp(k->mv_data, journal_prefix, sizeof journal_prefix);
 }
@@ -91,7 +81,7 @@ static int next_row(suc_cache *c, MDB_txn *txn, uint64_t floor, uint64_t *out) {
     mrc = mrc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : mdb_cursor_get(cur, &k, &v, MDB_PREV);
     *out = floor;
     if (mrc == 0 && k.mv_size == ROW_KEY_LEN && is_journal_key(&k)) {
-        uint64_t last = get_be64((const uint8_t *)k.mv_data + 2);
+        uint64_t last = suc_get_be64((const uint8_t *)k.mv_data + 2);
         if (last + 1 > floor) *out = last + 1;
     }
     mdb_cursor_close(cur);
@@ -117,7 +107,7 @@ static int note(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, const MDB_val *key) {
     uint8_t rk[ROW_KEY_LEN], row[1 + 512];
     if (key->mv_size > sizeof row - 1) return MDB_BAD_VALSIZE;
     memcpy(rk, journal_prefix, sizeof journal_prefix);
-    put_be64(rk + 2, c->journal_next++);
+    suc_put_be64(rk + 2, c->journal_next++);
     row[0] = (uint8_t)id;
     memcpy(row + 1, key->mv_data, key->mv_size);
     MDB_val k = {sizeof rk, rk}, v = {1 + key->mv_size, row};
@@ -200,12 +190,12 @@ int suc_journal_walk(suc_cache *c, MDB_txn *txn, uint64_t token, uint64_t from, 
     if (mrc) return mrc;
     uint8_t start[ROW_KEY_LEN];
     memcpy(start, journal_prefix, sizeof journal_prefix);
-    put_be64(start + 2, from);
+    suc_put_be64(start + 2, from);
     MDB_val k = {sizeof start, start}, v;
     int rc = 0;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && !rc; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != ROW_KEY_LEN || !is_journal_key(&k)) break;
-        uint64_t seq = get_be64((const uint8_t *)k.mv_data + 2);
+        uint64_t seq = suc_get_be64((const uint8_t *)k.mv_data + 2);
         const uint8_t *row = v.mv_data;
         if (v.mv_size < 1 || row[0] >= SUC_JOURNAL_TABLES) {
             rc = MDB_CORRUPTED; /* a row no writer makes: the copy cannot be trusted */

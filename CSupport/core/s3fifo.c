@@ -60,15 +60,6 @@ typedef struct entry_state {
     uint64_t bytes;
 } entry_state;
 
-static void put_be64(uint8_t *p, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
-}
-static uint64_t get_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return v;
-}
-
 static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                     suc_error *err) {
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
@@ -93,7 +84,7 @@ int suc_s3fifo_chosen(suc_cache *c, MDB_txn *txn) {
 
 static void qkey_make(uint8_t queue, uint64_t position, const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[QKEY_LEN]) {
     out[0] = 0, out[1] = 'F', out[2] = queue;
-    put_be64(out + 3, position);
+    suc_put_be64(out + 3, position);
     memcpy(out + 11, ikey, SUC_IKEY_LEN);
 }
 static void ekey_make(const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[EKEY_LEN]) {
@@ -130,7 +121,7 @@ static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LE
     const uint8_t *p = v.mv_data;
     /* A value of another shape is a stray: the entry is treated as in no queue. */
     if (v.mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN)) return 0;
-    e->queue = p[0], e->position = get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
+    e->queue = p[0], e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
     if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
     *found = 1;
     return 0;
@@ -140,7 +131,7 @@ static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_L
     uint8_t k[EKEY_LEN], v[EVALUE_LEN];
     ekey_make(ikey, k);
     v[0] = e->queue;
-    put_be64(v + 1, e->position);
+    suc_put_be64(v + 1, e->position);
     v[9] = e->counter;
     suc_put_u64(v + 10, e->bytes);
     return meta_put(txn, c, k, sizeof k, v, sizeof v, err);
@@ -365,7 +356,7 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         entry_state e;
         int found;
         if ((mrc = entry_read(c, txn, ikey, &e, &found))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
-        if (!found || e.queue != qk[2] || e.position != get_be64(qk + 3) || !record_exists(c, txn, ikey)) {
+        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !record_exists(c, txn, ikey)) {
             /* A stray: its record is gone, or the entry sits elsewhere. */
             uint8_t stray[QKEY_LEN];
             memcpy(stray, qk, QKEY_LEN);
@@ -479,7 +470,7 @@ static void count_queue_key(suc_cache *c, MDB_txn *txn, MDB_val k, queue_state *
     entry_state e;
     int found = 0;
     if (k.mv_size != QKEY_LEN || entry_read(c, txn, key + 11, &e, &found) || !found || e.queue != key[2] ||
-        e.position != get_be64(key + 3) || !record_exists(c, txn, key + 11))
+        e.position != suc_get_be64(key + 3) || !record_exists(c, txn, key + 11))
         (*bad)++;
     else if (e.queue == QUEUE_SMALL)
         sums->small_bytes += e.bytes, sums->small_entries++;

@@ -53,6 +53,7 @@ static void atfork_child(void) {
         if (c->fork_gen != suc_fork_generation()) continue;
         if (c->genfd >= 0) close(c->genfd);
         if (c->leasefd >= 0) close(c->leasefd);
+        if (c->handofffd >= 0) close(c->handofffd); /* its locks are the parent's */
     }
     suc_fork_happened();
     g_registry = NULL;
@@ -227,6 +228,7 @@ static void cache_free(suc_cache *c) {
     suc_os_close(c->tmpfd);
     suc_os_close(c->unsyncedfd);
     suc_os_close(c->leasefd);
+    suc_os_close(c->handofffd);
     suc_os_close(c->rootfd);
     free(c->touches);
     free(c->root_path);
@@ -236,14 +238,16 @@ static void cache_free(suc_cache *c) {
     pthread_cond_destroy(&c->commit_cv);
     pthread_mutex_destroy(&c->touch_mu);
     pthread_mutex_destroy(&c->lease_mu);
+    pthread_mutex_destroy(&c->handoff_mu);
     free(c);
 }
 
 static suc_cache *cache_alloc(void) {
     suc_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = c->leasefd = -1;
+    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = c->leasefd = c->handofffd = -1;
     pthread_mutex_init(&c->lease_mu, NULL);
+    pthread_mutex_init(&c->handoff_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     /* Map growth must not starve behind a stream of lookups. */

@@ -15,6 +15,8 @@
 
 typedef struct batch_ctx {
     suc_op *ops;
+    suc_op *foreign; /* other processes' queued stores this commit carries (handoff.c) */
+    size_t foreign_count;
     suc_touch *touches;
     size_t touch_count;
     suc_counters delta;
@@ -95,7 +97,7 @@ static int refuse(suc_op *op, uint64_t need, const char *what, uint64_t limit) {
 
 static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                             suc_error *err) {
-    uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
+    uint64_t cap = op->capacity_fixed || op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
     suc_record r;
     if (suc_record_decode(op->record, op->record_len, &r) != SUC_OK) return suc_index_put(c, txn, op, d, seq, err);
     uint64_t need = (uint64_t)op->record_len + suc_record_file_bytes(&r, op->record_len);
@@ -194,14 +196,29 @@ static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *
     return rc == MDB_NOTFOUND ? SUC_OK : rc;
 }
 
+static void op_reset(suc_op *op) {
+    if (op->settled) return; /* another process's commit: its results stand */
+    op->removed = 0;
+    op->version = 0;
+    op->dead_count = 0;
+    op->op_rc = 0;
+}
+
 static void batch_reset(void *vctx) {
     batch_ctx *ctx = vctx;
     memset(&ctx->delta, 0, sizeof ctx->delta);
-    for (suc_op *op = ctx->ops; op; op = op->next) {
-        op->removed = 0;
-        op->version = 0;
-        op->dead_count = 0;
-        op->op_rc = 0;
+    for (suc_op *op = ctx->ops; op; op = op->next) op_reset(op);
+    for (size_t i = 0; i < ctx->foreign_count; i++) op_reset(&ctx->foreign[i]);
+}
+
+static int apply_op(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq, suc_error *err) {
+    switch (op->kind) {
+    case SUC_OP_PUT: return apply_put_capped(c, txn, op, d, seq, err);
+    case SUC_OP_REMOVE: return apply_remove(c, txn, op, d, err);
+    case SUC_OP_PURGE_IF: return apply_purge_if(c, txn, op, d, err);
+    case SUC_OP_INVALIDATE: return apply_invalidate(c, txn, op, seq, err);
+    case SUC_OP_REFRESH: return suc_refresh_apply(c, txn, op, d, seq, err);
+    default: return SUC_OK;
     }
 }
 
@@ -210,11 +227,24 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     uint64_t seq0 = 0, seq;
     int rc = SUC_OK;
     int has_put = 0; /* or another operation that assigns versions */
-    int stores = 0;
+    int stores = 0, work = 0;
+    /* A store queued for other processes may have been committed by one of them already. */
+    for (suc_op *op = ctx->ops; op; op = op->next)
+        if (!op->settled && suc_handoff_resolve(c, op) == SUC_HANDOFF_DONE) op->settled = 1;
+    /* Other processes' queued stores ride in this commit (they are all PUTs). */
+    if (!ctx->foreign && !(ctx->foreign = calloc(SUC_HANDOFF_SLOTS, sizeof *ctx->foreign)))
+        return suc_fail(err, SUC_ENOMEM, "calloc(handoff)", ENOMEM, 0, "out of memory");
+    suc_handoff_claim(c, ctx->foreign, &ctx->foreign_count);
     for (suc_op *op = ctx->ops; op; op = op->next) {
+        if (op->settled) continue;
+        work = 1;
         has_put |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_INVALIDATE || op->kind == SUC_OP_REFRESH;
         stores |= op->kind == SUC_OP_PUT || op->kind == SUC_OP_REFRESH;
     }
+    if (ctx->foreign_count) work = has_put = stores = 1;
+    /* Every store here was committed by another process: nothing to sync (last-use updates and
+     * usage counts wait for the next commit). */
+    if (!work && !ctx->touch_count && !ctx->hits && !ctx->misses) return SUC_TXN_NOTHING;
     if (has_put) {
         /* Read the version counter once; written back once at the end of the batch. */
         if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
@@ -222,16 +252,10 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     /* A store a power loss must not take makes relaxed commits to this index synced. */
     if (stores && (rc = suc_unsynced_note_synced_store(c, txn, err))) return rc;
     seq = seq0 ? seq0 - 1 : 0;
-    for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next) {
-        switch (op->kind) {
-        case SUC_OP_PUT: rc = apply_put_capped(c, txn, op, &ctx->delta, &seq, err); break;
-        case SUC_OP_REMOVE: rc = apply_remove(c, txn, op, &ctx->delta, err); break;
-        case SUC_OP_PURGE_IF: rc = apply_purge_if(c, txn, op, &ctx->delta, err); break;
-        case SUC_OP_INVALIDATE: rc = apply_invalidate(c, txn, op, &seq, err); break;
-        case SUC_OP_REFRESH: rc = suc_refresh_apply(c, txn, op, &ctx->delta, &seq, err); break;
-        default: break;
-        }
-    }
+    for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next)
+        if (!op->settled) rc = apply_op(c, txn, op, &ctx->delta, &seq, err);
+    for (size_t i = 0; i < ctx->foreign_count && rc == SUC_OK; i++)
+        rc = apply_op(c, txn, &ctx->foreign[i], &ctx->delta, &seq, err);
     if (rc) return rc;
     if (has_put && seq != seq0) {
         uint8_t buf[8];
@@ -256,6 +280,9 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
     if (rc) return rc;
     op->next = NULL;
     op->done = 0;
+    /* A store waits for the write lock queued where another process's commit can take it. */
+    if (op->kind == SUC_OP_PUT && !op->handoff) op->handoff = suc_handoff_reserve(c);
+    suc_handoff_enqueue(c, op);
     pthread_mutex_lock(&c->commit_mu);
     if (c->queue_tail) c->queue_tail->next = op;
     else c->queue_head = op;
@@ -293,10 +320,19 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
             atomic_fetch_add(&c->pending_misses, ctx.misses);
         }
 
+        suc_handoff_finish(c, ctx.foreign, ctx.foreign_count, brc == SUC_OK);
+        free(ctx.foreign);
+        for (suc_op *o = ctx.ops; o; o = o->next) {
+            /* A failed commit never resolved its stores: one may have gone in another's. */
+            if (brc && !o->settled && o->handoff && suc_handoff_resolve(c, o) == SUC_HANDOFF_DONE) o->settled = 1;
+            suc_handoff_release(c, o);
+        }
+
         pthread_mutex_lock(&c->commit_mu);
         for (suc_op *o = ctx.ops; o; o = o->next) {
-            o->rc = brc ? brc : o->op_rc; /* op_rc: refused alone, the batch committed */
-            if (brc) o->err = berr;
+            /* op_rc: refused alone, the batch committed (or another process's did) */
+            o->rc = brc && !o->settled ? brc : o->op_rc;
+            if (brc && !o->settled) o->err = berr;
             o->done = 1;
         }
         c->leader_active = 0;

@@ -46,6 +46,11 @@ typedef struct suc_op {
     uint64_t version;
     uint64_t removed;
     uint8_t *dead_ids; size_t dead_count, dead_cap; /* body files to unlink after commit */
+    int capacity_fixed;      /* PUT: capacity_bytes is the cap even when 0 (a store another process queued) */
+    /* group commit across processes (handoff.c): slot + 1 in the handoff file, 0 = none */
+    int handoff, handoff_claimed, handoff_abandoned;
+    int settled;             /* another process committed it: the results are its */
+    uint8_t *handoff_buf;    /* a queued store's bytes, read from its slot */
     /* queue */
     struct suc_op *next;
     int done;

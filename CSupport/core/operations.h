@@ -47,6 +47,28 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 
 /* Submits `op` to the group-commit queue and waits until its batch is committed. */
 int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
+
+/* ---- group commit across processes (handoff.c) ----------------------------------------- */
+
+#define SUC_HANDOFF_SLOTS 16
+enum { SUC_HANDOFF_APPLY, SUC_HANDOFF_DONE };
+/* A slot for a store about to be prepared: slot + 1 (for suc_op.handoff), 0 = none free or no
+ * handoff for this handle. Other processes' committers wait briefly for reserved slots. */
+int suc_handoff_reserve(suc_cache *c);
+/* Queues op (a PUT holding a reservation) for any process's next commit; 0 (and the slot
+ * released) when it cannot be queued: it is then committed by this process only. */
+int suc_handoff_enqueue(suc_cache *c, suc_op *op);
+/* Under the write lock (or after a failed commit): whether another process committed op
+ * (SUC_HANDOFF_DONE, op's results filled from its slot) or this process must (SUC_HANDOFF_APPLY). */
+int suc_handoff_resolve(suc_cache *c, suc_op *op);
+/* Frees op's slot; with the store resolved first, or abandoned. */
+void suc_handoff_release(suc_cache *c, suc_op *op);
+/* Under the write lock: takes other processes' queued stores into ops[*count...] (capacity
+ * SUC_HANDOFF_SLOTS); returns how many it added. */
+int suc_handoff_claim(suc_cache *c, suc_op *ops, size_t *count);
+/* After the commit: gives each claimed store its result (or hands it back when the commit
+ * failed), unlinks the bodies the commit dropped for them and frees them. */
+void suc_handoff_finish(suc_cache *c, suc_op *ops, size_t count, int committed);
 /* Evicts entries by the directory's policy inside `txn` (eviction.c) until what the entries take
  * on disk fits under `limit`, at most `max` of them; their body ids go to `op`. SUC_ECAPACITY
  * when it still does not fit. */

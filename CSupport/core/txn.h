@@ -63,6 +63,12 @@ struct suc_cache {
     int rootfd, bodiesfd, tmpfd;
     int leasefd;             /* the `leases` file, opened at the first lease (lease.c); -1 before */
     pthread_mutex_t lease_mu;
+    /* group commit across processes (handoff.c): the `handoff` file, opened at the first store */
+    int handofffd;
+    int handoff_failed;      /* it could not be opened or is not ours: stores commit themselves */
+    pthread_mutex_t handoff_mu;
+    uint32_t handoff_owned;  /* the slots this handle's stores hold */
+    unsigned handoff_hint;   /* where the next reservation starts looking */
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
@@ -193,6 +199,7 @@ void suc_index_file_name(uint64_t gen, char out[SUC_INDEX_NAME_LEN]);
 int suc_is_control_file(const char *name);
 /* The request-lease file (lease.c). */
 #define SUC_LEASE_FILE "leases"
+#define SUC_HANDOFF_FILE "handoff"
 int suc_is_index_file(const char *name);
 /* How long an open waits for the root's creation lock before it fails with SUC_EBUSY: making a
  * layout takes milliseconds, so only a stuck or hostile holder waits this long. */
@@ -251,6 +258,9 @@ void suc_rtxn_end(suc_cache *c, MDB_txn *txn);
 /* Runs `fn` in one write transaction and commits it. Handles MDB_MAP_FULL (grow within the
  * cap and retry from scratch: `fn` must be restartable), MDB_MAP_RESIZED and reader checks. */
 typedef int (*suc_write_fn)(suc_cache *c, MDB_txn *txn, void *ctx, suc_error *err);
+/* What `fn` returns when it found nothing to write: the transaction ends without a commit (no
+ * sync) and the call returns SUC_OK. */
+#define SUC_TXN_NOTHING 1
 typedef void (*suc_reset_fn)(void *ctx);
 int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err);
 /* The same for a transaction that only removes: it may grow the map past the cap by a reserve. */

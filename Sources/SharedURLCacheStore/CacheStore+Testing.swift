@@ -97,6 +97,10 @@ extension CacheStore {
     case open = 0, write, fsync, rename, unlink, fstat, read, malloc, inflate, commit
     /// The index rewrite's steps: call 1 after the copy, 2 after publishing, 3 after switching.
     case rewrite
+    /// Group commit across processes, as kill points only (`abortProcess`): a store queued for
+    /// any process's commit; a committer holding other processes' stores in its transaction; the
+    /// same after its commit, before it has told them.
+    case handoffQueued, handoffClaimed, handoffCommitted
 
     /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;
     /// `persistent` keeps every later call failing too. Not for concurrent use with live

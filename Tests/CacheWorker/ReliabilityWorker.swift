@@ -7,8 +7,11 @@ import Foundation
 ///
 ///   rel-crashwriter DIR SEED ID KEYS POINT   ACKed stores, then dies inside a store at POINT
 ///                                            (rename: after the temp write; dirfsync: after the
-///                                            rename; commit: inside the commit; none: forever)
+///                                            rename; commit: inside the commit; queued, claimed,
+///                                            committed: the group commit across processes, at
+///                                            the first store that gets there; none: forever)
 ///   rel-compactor DIR MILLIS GRACE_MS [TARGET] compacts every MILLIS until killed
+///   rel-queue-and-die DIR KEY SEQ            queues one store for another process's commit, dies
 ///   rel-openclose DIR N                      opens, uses and closes the directory N times
 ///   rel-readloop DIR KEYS MAXREADERS         lookups forever (killed inside a read by the test)
 ///   rel-readonce DIR MAXREADERS              opens, prints READY, waits for a stdin line, looks up
@@ -41,6 +44,7 @@ enum ReliabilityWorker {
                     dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!,
                     target: args.count > 5 ? Int(args[5]) : nil)
             case "rel-rewriter": try rewriter(dir, millis: UInt32(args[3])!, seed: UInt64(args[4])!, point: args[5])
+            case "rel-queue-and-die": try queueAndDie(dir, key: args[3], seq: UInt64(args[4])!)
             case "rel-openclose": try openClose(dir, times: Int(args[3])!)
             case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
             case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
@@ -111,6 +115,10 @@ enum ReliabilityWorker {
 
     /// Stores with acknowledgements; with a kill point, arms `abortProcess` after a seeded number
     /// of stores so the process `_exit(77)`s at exactly that step of the next file-backed store.
+    static let handoffPoints: [String: InjectedFault] = [
+        "queued": .handoffQueued, "claimed": .handoffClaimed, "committed": .handoffCommitted,
+    ]
+
     static func crashWriter(_ dir: String, seed: UInt64, id: UInt64, keys: Int, point: String) throws(CacheError) {
         var configuration = CacheStoreConfiguration()
         if point == "dirfsync" { configuration.durability = .durable } // the directory fsync follows the rename
@@ -123,7 +131,12 @@ enum ReliabilityWorker {
             seq += 1
             // Keys 1000… : disjoint from `writer`'s, so "latest acknowledged seq" stays exact.
             let key = Worker.keyName(1000 + Int(rng.next() % UInt64(keys)))
-            if stores == armAfter {
+            // The group commit's kill points are reached when this process queues a store
+            // (queued) or commits writer A's queued stores (claimed, committed): armed once, they
+            // wait in the loop below, storing and acknowledging, until the process gets there.
+            if stores == armAfter, let fault = Self.handoffPoints[point] {
+                fault.inject(nth: 1, abortProcess: true)
+            } else if stores == armAfter {
                 switch point {
                 case "rename": InjectedFault.rename.inject(nth: 1, abortProcess: true)
                 // 1: temp fdatasync, 2: bodies/xx
@@ -143,6 +156,16 @@ enum ReliabilityWorker {
             ack(key, seq)
             stores += 1
         }
+    }
+
+    /// Queues one store for the group commit across processes and dies there (exit 77), before
+    /// it takes the index's write lock: the store is in no index until another process commits.
+    static func queueAndDie(_ dir: String, key: String, seq: UInt64) throws(CacheError) {
+        let store = try CacheStore(directory: dir)
+        InjectedFault.handoffQueued.inject(nth: 1, abortProcess: true)
+        try store.store(RecordDescriptor(key: Array(key.utf8)), body: TestBody.make(key: key, seq: seq, size: 30_000))
+        say(3, "the store was not queued for another process's commit")
+        exit(3)
     }
 
     /// A cron-like compactor in a loop (T3 second half, T8). Without a target it only walks the

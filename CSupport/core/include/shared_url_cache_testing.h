@@ -24,7 +24,14 @@ extern "C" {
 #define SUC_FAULT_INFLATE 8
 #define SUC_FAULT_COMMIT 9
 #define SUC_FAULT_REWRITE 10 /* the index rewrite's steps: 1 copied, 2 published, 3 switched */
-#define SUC_FAULT_COUNT 11
+/* Group commit across processes, kill points only (abort_process; the process exits whatever
+ * the other arguments): a store queued for any process's commit; a committer that has taken other
+ * processes' queued stores into its transaction; the same committer after its commit, before it
+ * has told them. */
+#define SUC_FAULT_HANDOFF_QUEUED 11
+#define SUC_FAULT_HANDOFF_CLAIMED 12
+#define SUC_FAULT_HANDOFF_COMMITTED 13
+#define SUC_FAULT_COUNT 14
 
 /*
  * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with

@@ -1,0 +1,109 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+import TestProcess
+
+extension Reliability {
+    /// Group commit across processes (docs/Design.md, "Commits"): a store waits for the index's
+    /// write lock queued in the `handoff` file, and whichever process commits next takes it into
+    /// its transaction. These tests use real processes only.
+    @Suite struct Handoff {
+        @Test("a store queued by a process that died is committed by another process's commit")
+        func queuedStoreRidesInAnotherCommit() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache
+            _ = try Child.run(["put", dir, "first", "1", "2000"])
+            // Given: a process that queued a store and died before it took the write lock.
+            let queued = try Child.run(["rel-queue-and-die", dir, "queued-key", "7"])
+            try #require(queued.status == 77, "the store was not queued: \(queued.status) \(queued.err)")
+            #expect(try Child.run(["get", dir, "queued-key"]).status == 4, "committed before anyone committed")
+            // When: another process stores.
+            let other = try Child.run(["put", dir, "other-key", "1", "2000"])
+            try #require(other.status == 0, "\(other.err)")
+            // Then: the queued store went in with that commit, body and all, and verify is clean.
+            let hit = try Child.run(["get", dir, "queued-key"])
+            #expect(hit.status == 0 && hit.out.contains("HIT 7"), "\(hit.status) \(hit.out) \(hit.err)")
+            let report = try CacheStore(directory: dir).verify()
+            #expect(!report.isDamaged && report.countersMatch, "\(report)")
+        }
+
+        @Test(
+            "a committer killed with other processes' stores in its transaction, or after its commit, loses no acknowledged store",
+            arguments: ["claimed", "committed"])
+        func committerDiesAtEachStep(point: String) throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+            _ = try CacheStore(directory: dir)
+            var reached = 0
+            for round in 0..<6 {
+                // Given: writer A storing, and writer B armed to die at `point` as soon as it commits
+                // one of A's queued stores.
+                // (Each process its own id: sequence numbers only grow from round to round.)
+                let writerA = try Child(["writer", dir, String(round), String(round * 2), "40"])
+                let writerB = try Child([
+                    "rel-crashwriter", dir, String(round &* 31), String(round * 2 + 1), "40", point,
+                ])
+                // When: B gets there (or 10 s pass).
+                let deadline = Date().addingTimeInterval(10)
+                while writerB.isRunning && Date() < deadline { usleep(20_000) }
+                usleep(100_000) // A goes on after B died: its store B held is committed by A itself
+                let b = writerB.killed()
+                let a = writerA.killed()
+                if b.status == 77 { reached += 1 }
+                #expect(writerA.wasSignalled, "writer A stopped: \(a.status) \(a.err)")
+                #expect(writerB.wasSignalled || b.status == 77, "writer B: \(b.status) \(b.err)")
+                acks.append(a.out)
+                acks.append(b.out)
+                // Then: every acknowledged store so far is readable, bit-exact, from a new process.
+                let verify = try Child.run(["verify", dir, acks.path])
+                #expect(verify.status == 0, "round \(round) \(point): \(verify.err)")
+            }
+            #expect(reached >= 3, "writer B reached \(point) in \(reached) of 6 rounds")
+            let report = try CacheStore(directory: dir).verify()
+            #expect(!report.isDamaged && report.countersMatch, "\(report)")
+        }
+
+        @Test("a handoff file garbled, truncated or replaced under storing processes costs no acknowledged store")
+        func hostileHandoffFile() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+            _ = try Child.run(["put", dir, "first", "1", "2000"])
+            let path = dir + "/handoff"
+            try #require(FileManager.default.fileExists(atPath: path), "no handoff file after a store")
+            // Two writers on keys of their own (`writer`'s and `rel-crashwriter`'s key ranges).
+            let writers = [
+                try Child(["writer", dir, "1", "0", "40"]),
+                try Child(["rel-crashwriter", dir, "2", "1", "40", "none"]),
+            ]
+            var rng = SystemRandomNumberGenerator()
+            for step in 0..<60 {
+                usleep(15_000)
+                switch step % 4 {
+                case 0: // garbage over the states and the first slots
+                    let garbage = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    let handle = try #require(FileHandle(forWritingAtPath: path))
+                    try handle.seek(toOffset: UInt64.random(in: 0..<64, using: &rng))
+                    try handle.write(contentsOf: garbage)
+                    try handle.close()
+                case 1: #expect(truncate(path, 0) == 0)
+                case 2: #expect(truncate(path, 100) == 0)
+                default: // replaced: the writers keep the file they opened, a new one is garbage
+                    try? FileManager.default.removeItem(atPath: path)
+                    FileManager.default.createFile(atPath: path, contents: Data(repeating: 0xA5, count: 300_000))
+                }
+            }
+            for writer in writers {
+                let outcome = writer.killed()
+                #expect(writer.wasSignalled, "a writer stopped: \(outcome.status) \(outcome.err)")
+                acks.append(outcome.out)
+            }
+            let verify = try Child.run(["verify", dir, acks.path])
+            #expect(verify.status == 0, "\(verify.err)")
+            let report = try CacheStore(directory: dir).verify()
+            #expect(!report.isDamaged && report.countersMatch, "\(report)")
+            // A process that opens the directory now finds a file that is not its layout: its
+            // stores commit themselves.
+            #expect(try Child.run(["put", dir, "after", "1", "2000"]).status == 0)
+        }
+    }
+}

@@ -230,11 +230,11 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     int stores = 0, work = 0;
     /* A store queued for other processes may have been committed by one of them already. */
     for (suc_op *op = ctx->ops; op; op = op->next)
-        if (!op->settled && suc_handoff_resolve(c, op) == SUC_HANDOFF_DONE) op->settled = 1;
+        if (!op->settled && suc_handoff_resolve(c, txn, op) == SUC_HANDOFF_DONE) op->settled = 1;
     /* Other processes' queued stores ride in this commit (they are all PUTs). */
     if (!ctx->foreign && !(ctx->foreign = calloc(SUC_HANDOFF_SLOTS, sizeof *ctx->foreign)))
         return suc_fail(err, SUC_ENOMEM, "calloc(handoff)", ENOMEM, 0, "out of memory");
-    suc_handoff_claim(c, ctx->foreign, &ctx->foreign_count);
+    suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
     for (suc_op *op = ctx->ops; op; op = op->next) {
         if (op->settled) continue;
         work = 1;
@@ -244,7 +244,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     if (ctx->foreign_count) work = has_put = stores = 1;
     /* Every store here was committed by another process: nothing to sync (last-use updates and
      * usage counts wait for the next commit). */
-    if (!work && !ctx->touch_count && !ctx->hits && !ctx->misses) return SUC_TXN_NOTHING;
+    if (!work && !ctx->touch_count && !ctx->hits && !ctx->misses) return SUC_ABORT_TXN;
     if (has_put) {
         /* Read the version counter once; written back once at the end of the batch. */
         if ((rc = suc_meta_next_version(c, txn, &seq0, err))) return rc;
@@ -254,8 +254,10 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     seq = seq0 ? seq0 - 1 : 0;
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next)
         if (!op->settled) rc = apply_op(c, txn, op, &ctx->delta, &seq, err);
-    for (size_t i = 0; i < ctx->foreign_count && rc == SUC_OK; i++)
+    for (size_t i = 0; i < ctx->foreign_count && rc == SUC_OK; i++) {
         rc = apply_op(c, txn, &ctx->foreign[i], &ctx->delta, &seq, err);
+        if (rc == SUC_OK) rc = suc_handoff_ticket(c, txn, &ctx->foreign[i], err);
+    }
     if (rc) return rc;
     if (has_put && seq != seq0) {
         uint8_t buf[8];
@@ -314,6 +316,7 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
         suc_error berr = {0};
         int brc = suc_write_txn_ex(c, batch_apply, batch_reset, &ctx, removal_only, &berr);
+        if (brc == SUC_ABORT_TXN) brc = SUC_OK; /* nothing left to commit: every store went in another's */
         free(mine);
         if (brc) { /* not written: keep them for the next write */
             atomic_fetch_add(&c->pending_hits, ctx.hits);
@@ -324,7 +327,7 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         free(ctx.foreign);
         for (suc_op *o = ctx.ops; o; o = o->next) {
             /* A failed commit never resolved its stores: one may have gone in another's. */
-            if (brc && !o->settled && o->handoff && suc_handoff_resolve(c, o) == SUC_HANDOFF_DONE) o->settled = 1;
+            if (brc && !o->settled && suc_handoff_resolve_failed(c, o) == SUC_HANDOFF_DONE) o->settled = 1;
             suc_handoff_release(c, o);
         }
 

@@ -10,24 +10,22 @@
  * lock first commits every queued store, and the others, when they get the lock, find theirs
  * done and commit nothing.
  *
- * Layout of `handoff` (all numbers little endian): a header (magic, layout, slot count, slot
- * size), then one state word per slot at STATES_AT, then the slots from SLOTS_AT, SLOT_BYTES each:
- * the store (durability, lengths, flags, capacity, index key, then key, record and selector) and
- * the committer's result (code, errno, LMDB code, version, message). It is read and written with
- * pread/pwrite, never mapped: a neighbour that truncates or garbles it costs a store its handoff
- * (it is committed by its own process), never a SIGBUS.
+ * Whether a queued store was committed is written in the index, by the commit that carries it:
+ * a ticket in the meta table, "\0H" ‖ slot → the store's nonce, version, entries removed and
+ * result. The owner reads it under the write lock (so after any committer's transaction ended,
+ * committed or not): its nonce there means done, anything else means it commits the store itself.
+ * No process has to be alive, or to have told anyone, for the answer to be exact.
  *
- * Ownership is two open-file-description locks per slot, in a lock space past the file's end:
- * OWNER, held by the process whose store the slot carries, from reserve to release; CLAIM, held
- * while a committer decides and works on the slot. A state changes only under CLAIM (or OWNER
- * before the store is queued), so the owner and a committer never both take a store. The kernel
- * drops both locks with their process: a slot whose OWNER lock is free is free whatever its state;
- * a CLAIMED slot whose CLAIM lock is free lost its committer, and the owner commits the store
- * itself (again, if the committer got as far as its commit: a put is idempotent, see below).
- *
- * Re-committing a put that a dead committer may already have committed writes the same record
- * again: the body file it names is kept (index.c keeps a replaced record's file when the new one
- * names it), the entry's counters come out the same, and only the store count counts it twice.
+ * Layout of `handoff` (numbers little endian): a header (magic, layout, slot count, slot size),
+ * one state word per slot at STATES_AT, then the slots from SLOTS_AT, SLOT_BYTES each: nonce,
+ * durability, lengths, put flags, capacity and index key, then key, record and selector. It is
+ * read and written with pread/pwrite, never mapped: a neighbour that truncates or garbles it
+ * costs stores their handoff (they are committed by their own processes), never a SIGBUS.
+ * A slot belongs to one handle for the handle's life: an open-file-description lock on one byte
+ * past the end of the file (OWNER_LOCK), which the kernel drops with the process; taken once, so
+ * a store adds no line to /proc/locks (which other code reads and which churns with every lock).
+ * The owner changes its slot's state; a committer only reads slots, and writes FREE into the
+ * slot of a dead owner whose store it committed.
  */
 #include "operations.h"
 #include "os.h"
@@ -41,30 +39,35 @@
 #include <unistd.h>
 
 #define MAGIC 0x46444E48u /* "HNDF" */
-#define LAYOUT 1u
+#define LAYOUT 2u
 #define STATES_AT 64
 #define SLOTS_AT 4096
 #define SLOT_BYTES 16384u
-#define SLOT_HEAD 320u
 #define FILE_BYTES ((off_t)SLOTS_AT + (off_t)SUC_HANDOFF_SLOTS * SLOT_BYTES)
 #define LOCK_BASE ((off_t)1 << 30)
-#define OWNER_LOCK(i) (LOCK_BASE + 2 * (off_t)(i))
-#define CLAIM_LOCK(i) (LOCK_BASE + 2 * (off_t)(i) + 1)
+#define OWNER_LOCK(i) (LOCK_BASE + (off_t)(i))
+#define HEADER_LOCK (LOCK_BASE - 1)
+#define SLOTS_PER_HANDLE 2 /* stores of one process queued at once; more commit themselves */
 
 /* How long a committer waits for stores other processes are preparing (suc_put between its
- * reservation and its queueing) before it commits without them, and how long anyone waits for a
- * slot's CLAIM lock, held only for a commit's marking, before giving up on it. */
+ * reservation and its queueing) before it commits without them, and how long a new handle waits
+ * for the header lock a neighbour may hold. */
 #define PREPARING_WAIT_US 600
-#define CLAIM_WAIT_MS 2000
+#define HEADER_WAIT_MS 2000
 
-enum { FREE = 0, WRITING = 1, QUEUED = 2, CLAIMED = 3, DONE = 4, RETRY = 5 };
+/* A slot's states. OWNED: its store is being committed by its own process. */
+enum { FREE = 0, WRITING = 1, QUEUED = 2, OWNED = 3 };
 
-/* Offsets in a slot. */
+/* Offsets in a slot's head; key, record and selector follow it. */
 enum {
-    S_DURABILITY = 0, S_KEY_LEN = 4, S_RECORD_LEN = 8, S_SELECTOR_LEN = 12, S_PUT_FLAGS = 16, S_HAS_CAP = 20,
-    S_CAPACITY = 24, S_IKEY = 32, S_RC = 64, S_SYS_ERRNO = 68, S_LIB_RC = 72, S_VERSION = 80, S_REMOVED = 88,
-    S_MESSAGE = 96 /* sizeof(suc_error.message) bytes */
+    S_NONCE = 0, S_DURABILITY = 8, S_KEY_LEN = 12, S_RECORD_LEN = 16, S_SELECTOR_LEN = 20, S_PUT_FLAGS = 24,
+    S_CAPACITY = 28, S_IKEY = 36
 };
+#define HEAD_LEN (S_IKEY + SUC_IKEY_LEN)
+
+/* The ticket a commit leaves for a queued store it carried. */
+#define TICKET_LEN 28
+static void ticket_key(int i, uint8_t out[3]) { out[0] = 0x00, out[1] = 'H', out[2] = (uint8_t)i; }
 
 static off_t slot_at(int i) { return SLOTS_AT + (off_t)i * SLOT_BYTES; }
 
@@ -73,16 +76,14 @@ static int range_lock(int fd, off_t at, short type) {
     return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-/* Whether another open file description holds the lock at `at`. */
+/* Whether another open file description holds the lock at `at` (a query: no lock changes). */
 static int lock_held(int fd, off_t at) {
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1};
     return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
-static int read_state(int fd, int i) {
-    uint8_t b[4];
-    if (pread(fd, b, 4, STATES_AT + 4 * (off_t)i) != 4) return -1;
-    return (int)suc_get_u32(b);
+static int read_states(int fd, uint8_t out[4 * SUC_HANDOFF_SLOTS]) {
+    return pread(fd, out, 4 * SUC_HANDOFF_SLOTS, STATES_AT) == 4 * SUC_HANDOFF_SLOTS ? 0 : -1;
 }
 
 static int write_state(int fd, int i, uint32_t state) {
@@ -94,16 +95,6 @@ static int write_state(int fd, int i, uint32_t state) {
 static void sleep_us(long us) {
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
-}
-
-/* Takes the CLAIM lock of slot i, waiting (bounded) while a committer marks it. */
-static int take_claim(int fd, int i, int wait) {
-    int64_t deadline = suc_os_monotonic_ms() + CLAIM_WAIT_MS;
-    for (;;) {
-        if (range_lock(fd, CLAIM_LOCK(i), F_WRLCK) == 0) return 0;
-        if (!wait || (errno != EAGAIN && errno != EACCES) || suc_os_monotonic_ms() >= deadline) return -1;
-        sleep_us(20);
-    }
 }
 
 /* ---- the file ------------------------------------------------------------------------- */
@@ -120,13 +111,17 @@ static int open_file(suc_cache *c) {
     }
     if (st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
     suc_adopt_owner(c->rootfd, fd);
-    uint8_t head[16];
-    /* Whoever first locks byte 0 of the lock space writes the header of a new file. */
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_BASE - 1, .l_len = 1};
-    if (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
-        suc_os_close(fd);
-        return -1;
+    /* Whoever holds the header lock writes the header of a new file; waited for with a bound (a
+     * neighbour may hold it, or a lock over the whole file, forever). */
+    int64_t deadline = suc_os_monotonic_ms() + HEADER_WAIT_MS;
+    while (range_lock(fd, HEADER_LOCK, F_WRLCK) != 0) {
+        if ((errno != EAGAIN && errno != EACCES) || suc_os_monotonic_ms() >= deadline) {
+            suc_os_close(fd);
+            return -1;
+        }
+        sleep_us(1000);
     }
+    uint8_t head[16];
     ssize_t n = pread(fd, head, sizeof head, 0);
     int ok = n == (ssize_t)sizeof head && suc_get_u32(head) == MAGIC && suc_get_u32(head + 4) == LAYOUT &&
              suc_get_u32(head + 8) == SUC_HANDOFF_SLOTS && suc_get_u32(head + 12) == SLOT_BYTES;
@@ -138,8 +133,7 @@ static int open_file(suc_cache *c) {
         /* Sparse: the slots take disk blocks only once stores pass through them. */
         ok = ftruncate(fd, FILE_BYTES) == 0 && pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head;
     }
-    fl.l_type = F_UNLCK;
-    (void)fcntl(fd, F_OFD_SETLK, &fl);
+    (void)range_lock(fd, HEADER_LOCK, F_UNLCK);
     if (!ok) { /* another layout or garbage: not ours to repair while others may use it */
         suc_os_close(fd);
         return -1;
@@ -167,69 +161,58 @@ int suc_handoff_reserve(suc_cache *c) {
     if (c->opts.durability == SUC_DURABILITY_RELAXED) return 0;
     int fd = handoff_fd(c);
     if (fd < 0) return 0;
-    uint8_t states[4 * SUC_HANDOFF_SLOTS];
-    if (pread(fd, states, sizeof states, STATES_AT) != (ssize_t)sizeof states) return 0;
-    pthread_mutex_lock(&c->handoff_mu);
     int got = 0;
-    for (int k = 0; k < SUC_HANDOFF_SLOTS && !got; k++) {
-        int i = (int)((c->handoff_hint + (unsigned)k) % SUC_HANDOFF_SLOTS);
-        /* A queued store whose process died is left to the next commit, which takes it. */
-        if ((c->handoff_owned & (1u << i)) || suc_get_u32(states + 4 * i) == QUEUED) continue;
-        if (range_lock(fd, OWNER_LOCK(i), F_WRLCK) != 0) continue;
-        /* Under CLAIM: a committer still working on a slot whose owner left keeps it until it is
-         * done, and none reads the slot's old store while it becomes this one. */
-        int marked = take_claim(fd, i, 0) == 0;
-        if (marked) {
-            marked = write_state(fd, i, WRITING) == 0;
-            (void)range_lock(fd, CLAIM_LOCK(i), F_UNLCK);
+    pthread_mutex_lock(&c->handoff_mu);
+    uint32_t idle = c->handoff_owned & ~c->handoff_busy;
+    if (idle) {
+        got = __builtin_ctz(idle) + 1;
+    } else if (__builtin_popcount(c->handoff_owned) < SLOTS_PER_HANDLE) {
+        uint8_t states[4 * SUC_HANDOFF_SLOTS];
+        for (int i = 0; i < SUC_HANDOFF_SLOTS && !got && read_states(fd, states) == 0; i++) {
+            if (c->handoff_owned & (1u << i)) continue;
+            /* A queued store whose process died is left to the next commit, which frees it. */
+            if (suc_get_u32(states + 4 * i) == QUEUED) continue;
+            if (range_lock(fd, OWNER_LOCK(i), F_WRLCK) != 0) continue;
+            c->handoff_owned |= 1u << i;
+            got = i + 1;
         }
-        if (!marked) {
-            (void)range_lock(fd, OWNER_LOCK(i), F_UNLCK);
-            continue;
-        }
-        c->handoff_owned |= 1u << i;
-        c->handoff_hint = (unsigned)i + 1;
-        got = i + 1;
     }
+    if (got && write_state(fd, got - 1, WRITING) != 0) got = 0;
+    if (got) c->handoff_busy |= 1u << (got - 1);
     pthread_mutex_unlock(&c->handoff_mu);
     return got;
 }
 
 void suc_handoff_release(suc_cache *c, suc_op *op) {
     if (!op->handoff) return;
-    int i = op->handoff - 1, fd = c->handofffd;
-    if (!op->handoff_abandoned) (void)write_state(fd, i, FREE);
-    if (op->handoff_claimed) (void)range_lock(fd, CLAIM_LOCK(i), F_UNLCK);
+    int i = op->handoff - 1;
+    (void)write_state(c->handofffd, i, FREE);
     pthread_mutex_lock(&c->handoff_mu);
-    (void)range_lock(fd, OWNER_LOCK(i), F_UNLCK);
-    c->handoff_owned &= ~(1u << i);
+    c->handoff_busy &= ~(1u << i);
     pthread_mutex_unlock(&c->handoff_mu);
-    op->handoff = op->handoff_claimed = op->handoff_abandoned = 0;
+    op->handoff = 0;
 }
 
 int suc_handoff_enqueue(suc_cache *c, suc_op *op) {
     if (!op->handoff) return 0;
-    size_t need = SLOT_HEAD + op->key_len + op->record_len + op->selector_len;
+    size_t need = HEAD_LEN + op->key_len + op->record_len + op->selector_len;
     int i = op->handoff - 1, fd = c->handofffd;
-    if (op->kind != SUC_OP_PUT || need > SLOT_BYTES) {
-        suc_handoff_release(c, op);
-        return 0;
-    }
-    uint8_t *slot = calloc(1, need);
-    if (!slot) {
+    uint8_t *slot = op->kind == SUC_OP_PUT && need <= SLOT_BYTES ? calloc(1, need) : NULL;
+    if (!slot || suc_os_random(&op->handoff_nonce, sizeof op->handoff_nonce) != 0) {
+        free(slot);
         suc_handoff_release(c, op);
         return 0;
     }
     uint64_t cap = op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
+    suc_put_u64(slot + S_NONCE, op->handoff_nonce);
     suc_put_u32(slot + S_DURABILITY, (uint32_t)c->opts.durability);
     suc_put_u32(slot + S_KEY_LEN, (uint32_t)op->key_len);
     suc_put_u32(slot + S_RECORD_LEN, (uint32_t)op->record_len);
     suc_put_u32(slot + S_SELECTOR_LEN, (uint32_t)op->selector_len);
     suc_put_u32(slot + S_PUT_FLAGS, op->put_flags);
-    suc_put_u32(slot + S_HAS_CAP, 1);
     suc_put_u64(slot + S_CAPACITY, cap);
     memcpy(slot + S_IKEY, op->ikey, SUC_IKEY_LEN);
-    uint8_t *p = slot + SLOT_HEAD;
+    uint8_t *p = slot + HEAD_LEN;
     memcpy(p, op->key, op->key_len);
     memcpy(p + op->key_len, op->record, op->record_len);
     if (op->selector_len) memcpy(p + op->key_len + op->record_len, op->selector, op->selector_len);
@@ -243,157 +226,151 @@ int suc_handoff_enqueue(suc_cache *c, suc_op *op) {
     return 1;
 }
 
-/* Copies a committer's result out of slot i into op (a store another process committed). */
-static void take_result(int fd, int i, suc_op *op) {
-    uint8_t r[S_MESSAGE + sizeof op->err.message];
-    memset(r, 0, sizeof r);
-    if (pread(fd, r, sizeof r, slot_at(i)) != (ssize_t)sizeof r) {
-        op->op_rc = suc_fail(&op->err, SUC_EIO, "pread(handoff)", errno, 0, "the handoff file is unreadable");
-        return;
-    }
-    int rc = (int32_t)suc_get_u32(r + S_RC);
-    op->version = suc_get_u64(r + S_VERSION);
-    op->removed = suc_get_u64(r + S_REMOVED);
-    op->op_rc = rc;
-    if (rc) {
-        memset(&op->err, 0, sizeof op->err);
-        op->err.code = rc;
-        op->err.sys_errno = (int32_t)suc_get_u32(r + S_SYS_ERRNO);
-        op->err.lib_rc = (int32_t)suc_get_u32(r + S_LIB_RC);
-        op->err.op = "commit(handed off)";
-        memcpy(op->err.message, r + S_MESSAGE, sizeof op->err.message - 1);
-    }
+/* Whether `txn` holds the ticket of op's queued store; if so, op's results are filled from it. */
+static int ticket_found(suc_cache *c, MDB_txn *txn, suc_op *op) {
+    uint8_t key[3];
+    ticket_key(op->handoff - 1, key);
+    MDB_val k = {sizeof key, key}, v;
+    if (mdb_get(txn, c->dbi_meta, &k, &v) != 0 || v.mv_size != TICKET_LEN) return 0;
+    const uint8_t *t = v.mv_data;
+    if (suc_get_u64(t) != op->handoff_nonce) return 0;
+    op->version = suc_get_u64(t + 8);
+    op->removed = suc_get_u64(t + 16);
+    op->op_rc = (int32_t)suc_get_u32(t + 24);
+    if (op->op_rc)
+        suc_fail(&op->err, op->op_rc, "commit(handed off)", 0, 0, "store refused by the commit that carried it: %s",
+                 suc_strerror(op->op_rc));
+    return 1;
 }
 
-int suc_handoff_resolve(suc_cache *c, suc_op *op) {
-    if (!op->handoff || op->handoff_claimed || op->handoff_abandoned) return SUC_HANDOFF_APPLY;
-    int i = op->handoff - 1, fd = c->handofffd;
-    if (take_claim(fd, i, 1) != 0) {
-        /* A committer holds it past any marking: leave the slot to it, commit the store here. */
-        op->handoff_abandoned = 1;
-        return SUC_HANDOFF_APPLY;
-    }
-    op->handoff_claimed = 1;
-    if (read_state(fd, i) == DONE) {
-        take_result(fd, i, op);
-        return SUC_HANDOFF_DONE;
-    }
-    /* QUEUED, RETRY (the committer's commit failed), CLAIMED by a committer that died, garbage:
-     * this process commits it (the CLAIM lock it now holds keeps every committer off). */
-    (void)write_state(fd, i, CLAIMED);
+int suc_handoff_resolve(suc_cache *c, MDB_txn *txn, suc_op *op) {
+    if (!op->handoff || op->handoff_owned) return SUC_HANDOFF_APPLY;
+    if (ticket_found(c, txn, op)) return SUC_HANDOFF_DONE;
+    /* Not committed by anyone: this process does it, and no committer takes it meanwhile (they
+     * read slots only under the write lock, which this process holds now). */
+    (void)write_state(c->handofffd, op->handoff - 1, OWNED);
+    op->handoff_owned = 1;
     return SUC_HANDOFF_APPLY;
+}
+
+int suc_handoff_resolve_failed(suc_cache *c, suc_op *op) {
+    if (!op->handoff || op->handoff_owned) return SUC_HANDOFF_APPLY;
+    MDB_txn *txn = NULL;
+    int done = 0;
+    if (suc_rtxn_begin(c, &txn, NULL) == SUC_OK) {
+        done = ticket_found(c, txn, op);
+        suc_rtxn_end(c, txn);
+    }
+    /* Otherwise a committer may still be carrying it: its body file must stay (an orphan at
+     * worst, which compaction sweeps), and the store may yet appear. */
+    if (!done) op->handoff_uncertain = 1;
+    return done ? SUC_HANDOFF_DONE : SUC_HANDOFF_APPLY;
 }
 
 /* ---- the committer's side ----------------------------------------------------------------- */
 
-/* Decodes slot i's store into op (the slot's bytes in op->handoff_buf); 0 if it is well formed. */
+/* Decodes slot i's store into op (its bytes in op->handoff_buf); 0 if it is well formed. */
 static int read_store(int fd, int i, int durability, suc_op *op) {
-    uint8_t head[SLOT_HEAD];
-    if (pread(fd, head, SLOT_HEAD, slot_at(i)) != (ssize_t)SLOT_HEAD) return -1;
+    uint8_t head[HEAD_LEN];
+    if (pread(fd, head, HEAD_LEN, slot_at(i)) != (ssize_t)HEAD_LEN) return -1;
     uint64_t key_len = suc_get_u32(head + S_KEY_LEN), record_len = suc_get_u32(head + S_RECORD_LEN),
              selector_len = suc_get_u32(head + S_SELECTOR_LEN);
     if ((int)suc_get_u32(head + S_DURABILITY) != durability || key_len == 0 || record_len == 0 ||
-        SLOT_HEAD + key_len + record_len + selector_len > SLOT_BYTES)
+        HEAD_LEN + key_len + record_len + selector_len > SLOT_BYTES)
         return -1;
     size_t n = (size_t)(key_len + record_len + selector_len);
     uint8_t *buf = malloc(n);
-    if (!buf || pread(fd, buf, n, slot_at(i) + SLOT_HEAD) != (ssize_t)n) {
+    if (!buf || pread(fd, buf, n, slot_at(i) + HEAD_LEN) != (ssize_t)n) {
         free(buf);
         return -1;
     }
+    /* What a neighbour wrote, or a slot read while its owner moved on to its next store: the
+     * record must decode, name the key, and hash to the index key it is queued under. */
     suc_record r;
-    /* A record that does not decode, or names another key, is not a store anyone queued. */
-    if (suc_record_decode(buf + key_len, (size_t)record_len, &r) != SUC_OK || r.key_len != key_len ||
-        memcmp(r.key, buf, (size_t)key_len) != 0) {
+    uint8_t ikey[SUC_IKEY_LEN];
+    int ok = suc_record_decode(buf + key_len, (size_t)record_len, &r) == SUC_OK && r.key_len == key_len &&
+             memcmp(r.key, buf, (size_t)key_len) == 0;
+    if (ok) suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, ikey);
+    if (!ok || memcmp(ikey, head + S_IKEY, SUC_IKEY_LEN) != 0) {
         free(buf);
         return -1;
     }
     memset(op, 0, sizeof *op);
     op->kind = SUC_OP_PUT;
-    memcpy(op->ikey, head + S_IKEY, SUC_IKEY_LEN);
+    memcpy(op->ikey, ikey, SUC_IKEY_LEN);
     op->key = buf, op->key_len = (size_t)key_len;
     op->record = buf + key_len, op->record_len = (size_t)record_len;
     if (selector_len) op->selector = buf + key_len + record_len, op->selector_len = (size_t)selector_len;
     op->put_flags = suc_get_u32(head + S_PUT_FLAGS) & (SUC_PUT_SOLE_VARIANT | SUC_PUT_SELECTOR);
-    if (op->put_flags & SUC_PUT_SELECTOR && !selector_len) op->put_flags &= ~(uint32_t)SUC_PUT_SELECTOR;
+    if ((op->put_flags & SUC_PUT_SELECTOR) && !selector_len) op->put_flags &= ~(uint32_t)SUC_PUT_SELECTOR;
     op->capacity_bytes = suc_get_u64(head + S_CAPACITY);
     op->capacity_fixed = 1;
     op->handoff = i + 1;
+    op->handoff_nonce = suc_get_u64(head + S_NONCE);
     op->handoff_buf = buf;
     return 0;
 }
 
 /* Whether a slot another process owns is being prepared (reserved, not yet queued). */
-static int others_preparing(suc_cache *c, int fd) {
+static int others_preparing(suc_cache *c, int fd, uint32_t mine) {
     uint8_t b[4 * SUC_HANDOFF_SLOTS];
-    if (pread(fd, b, sizeof b, STATES_AT) != (ssize_t)sizeof b) return 0;
-    pthread_mutex_lock(&c->handoff_mu);
-    uint32_t mine = c->handoff_owned;
-    pthread_mutex_unlock(&c->handoff_mu);
+    if (read_states(fd, b) != 0) return 0;
     for (int i = 0; i < SUC_HANDOFF_SLOTS; i++)
         if (!(mine & (1u << i)) && suc_get_u32(b + 4 * i) == WRITING && lock_held(fd, OWNER_LOCK(i))) return 1;
     return 0;
 }
 
-int suc_handoff_claim(suc_cache *c, suc_op *ops, size_t *count) {
+int suc_handoff_claim(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t *count) {
     if (c->opts.durability == SUC_DURABILITY_RELAXED || c->handofffd < 0) return 0;
     int fd = c->handofffd;
-    /* Stores other processes are preparing join this commit if they are ready soon: the commit
-     * that would follow for them costs a whole fdatasync more. */
-    for (int waited = 0; waited < PREPARING_WAIT_US && others_preparing(c, fd); waited += 50) sleep_us(50);
-    uint8_t b[4 * SUC_HANDOFF_SLOTS];
-    if (pread(fd, b, sizeof b, STATES_AT) != (ssize_t)sizeof b) return 0;
     pthread_mutex_lock(&c->handoff_mu);
     uint32_t mine = c->handoff_owned;
     pthread_mutex_unlock(&c->handoff_mu);
+    /* Stores other processes are preparing join this commit if they are ready soon: the commit
+     * that would follow for them costs a whole fdatasync more. */
+    for (int waited = 0; waited < PREPARING_WAIT_US && others_preparing(c, fd, mine); waited += 50) sleep_us(50);
+    uint8_t b[4 * SUC_HANDOFF_SLOTS];
+    if (read_states(fd, b) != 0) return 0;
     size_t before = *count;
     for (int i = 0; i < SUC_HANDOFF_SLOTS && *count < SUC_HANDOFF_SLOTS; i++) {
         if ((mine & (1u << i)) || suc_get_u32(b + 4 * i) != QUEUED) continue;
-        if (take_claim(fd, i, 0) != 0) continue;
-        if (read_state(fd, i) != QUEUED) {
-            (void)range_lock(fd, CLAIM_LOCK(i), F_UNLCK);
+        int taken = 0;
+        for (size_t k = 0; k < *count; k++) taken |= ops[k].handoff == i + 1;
+        if (taken || read_store(fd, i, c->opts.durability, &ops[*count]) != 0) continue;
+        suc_op probe = ops[*count];
+        if (ticket_found(c, txn, &probe)) { /* committed already; its owner has not looked yet */
+            free(ops[*count].handoff_buf);
             continue;
         }
-        if (read_store(fd, i, c->opts.durability, &ops[*count]) != 0) {
-            /* Another mode's store or one that does not read back: its owner commits it. */
-            (void)write_state(fd, i, RETRY);
-            (void)range_lock(fd, CLAIM_LOCK(i), F_UNLCK);
-            continue;
-        }
-        (void)write_state(fd, i, CLAIMED);
         (*count)++;
     }
     if (*count > before && suc_os_fault(SUC_FAULT_HANDOFF_CLAIMED)) _exit(77); /* kill point */
     return (int)(*count - before);
 }
 
+int suc_handoff_ticket(suc_cache *c, MDB_txn *txn, const suc_op *op, suc_error *err) {
+    uint8_t key[3], t[TICKET_LEN];
+    ticket_key(op->handoff - 1, key);
+    suc_put_u64(t, op->handoff_nonce);
+    suc_put_u64(t + 8, op->version);
+    suc_put_u64(t + 16, op->removed);
+    suc_put_u32(t + 24, (uint32_t)op->op_rc);
+    MDB_val k = {sizeof key, key}, v = {sizeof t, t};
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(handoff ticket)", mrc) : SUC_OK;
+}
+
 void suc_handoff_finish(suc_cache *c, suc_op *ops, size_t count, int committed) {
-    if (!count) return;
-    int fd = c->handofffd;
-    if (committed && suc_os_fault(SUC_FAULT_HANDOFF_COMMITTED)) _exit(77); /* kill point */
+    if (committed && count && suc_os_fault(SUC_FAULT_HANDOFF_COMMITTED)) _exit(77); /* kill point */
     for (size_t k = 0; k < count; k++) {
         suc_op *op = &ops[k];
-        int i = op->handoff - 1;
         if (committed) {
-            uint8_t r[S_MESSAGE + sizeof op->err.message];
-            memset(r, 0, sizeof r);
-            suc_put_u32(r + S_RC, (uint32_t)op->op_rc);
-            if (op->op_rc) {
-                suc_put_u32(r + S_SYS_ERRNO, (uint32_t)op->err.sys_errno);
-                suc_put_u32(r + S_LIB_RC, (uint32_t)op->err.lib_rc);
-                memcpy(r + S_MESSAGE, op->err.message, sizeof op->err.message);
-                r[sizeof r - 1] = 0;
-            }
-            suc_put_u64(r + S_VERSION, op->version);
-            suc_put_u64(r + S_REMOVED, op->removed);
-            if (pwrite(fd, r, sizeof r, slot_at(i)) != (ssize_t)sizeof r || write_state(fd, i, DONE) != 0)
-                (void)write_state(fd, i, RETRY);
             /* The bodies this commit dropped for that store (replaced, evicted) go now. */
             suc_body_unlink_ids(c, op->dead_ids, op->dead_count);
-        } else {
-            (void)write_state(fd, i, RETRY);
+            /* A store whose process died: nobody else will free its slot. */
+            int i = op->handoff - 1;
+            if (!lock_held(c->handofffd, OWNER_LOCK(i))) (void)write_state(c->handofffd, i, FREE);
         }
-        (void)range_lock(fd, CLAIM_LOCK(i), F_UNLCK);
         free(op->handoff_buf);
         suc_op_release(op);
     }

@@ -48,7 +48,10 @@ typedef struct suc_op {
     uint8_t *dead_ids; size_t dead_count, dead_cap; /* body files to unlink after commit */
     int capacity_fixed;      /* PUT: capacity_bytes is the cap even when 0 (a store another process queued) */
     /* group commit across processes (handoff.c): slot + 1 in the handoff file, 0 = none */
-    int handoff, handoff_claimed, handoff_abandoned;
+    int handoff;
+    uint64_t handoff_nonce;  /* names this queued store in the ticket of the commit that carries it */
+    int handoff_owned;       /* its own process is committing it */
+    int handoff_uncertain;   /* its own commit failed and another's may still carry it */
     int settled;             /* another process committed it: the results are its */
     uint8_t *handoff_buf;    /* a queued store's bytes, read from its slot */
     /* queue */

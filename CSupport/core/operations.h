@@ -58,16 +58,21 @@ int suc_handoff_reserve(suc_cache *c);
 /* Queues op (a PUT holding a reservation) for any process's next commit; 0 (and the slot
  * released) when it cannot be queued: it is then committed by this process only. */
 int suc_handoff_enqueue(suc_cache *c, suc_op *op);
-/* Under the write lock (or after a failed commit): whether another process committed op
- * (SUC_HANDOFF_DONE, op's results filled from its slot) or this process must (SUC_HANDOFF_APPLY). */
-int suc_handoff_resolve(suc_cache *c, suc_op *op);
-/* Frees op's slot; with the store resolved first, or abandoned. */
+/* In the write transaction `txn`: whether another process's commit carried op (SUC_HANDOFF_DONE,
+ * op's results filled from its ticket) or this process must commit it (SUC_HANDOFF_APPLY). */
+int suc_handoff_resolve(suc_cache *c, MDB_txn *txn, suc_op *op);
+/* The same after this process's own commit failed, from a read transaction; when no ticket is
+ * found, op->handoff_uncertain says another commit may still carry it. */
+int suc_handoff_resolve_failed(suc_cache *c, suc_op *op);
+/* Frees op's slot (the handle keeps it for its next store). */
 void suc_handoff_release(suc_cache *c, suc_op *op);
-/* Under the write lock: takes other processes' queued stores into ops[*count...] (capacity
- * SUC_HANDOFF_SLOTS); returns how many it added. */
-int suc_handoff_claim(suc_cache *c, suc_op *ops, size_t *count);
-/* After the commit: gives each claimed store its result (or hands it back when the commit
- * failed), unlinks the bodies the commit dropped for them and frees them. */
+/* In the write transaction `txn`: reads other processes' queued stores not yet carried into
+ * ops[*count...] (capacity SUC_HANDOFF_SLOTS); returns how many it added. */
+int suc_handoff_claim(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t *count);
+/* Writes the ticket of a claimed store, once applied, into `txn`. */
+int suc_handoff_ticket(suc_cache *c, MDB_txn *txn, const suc_op *op, suc_error *err);
+/* After the transaction: unlinks the bodies a commit dropped for the claimed stores, frees the
+ * slots of dead owners, and frees the ops. */
 void suc_handoff_finish(suc_cache *c, suc_op *ops, size_t count, int committed);
 /* Evicts entries by the directory's policy inside `txn` (eviction.c) until what the entries take
  * on disk fits under `limit`, at most `max` of them; their body ids go to `op`. SUC_ECAPACITY

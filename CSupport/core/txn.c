@@ -244,7 +244,6 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
             }
         } else {
             mdb_txn_abort(txn);
-            if (rc == SUC_TXN_NOTHING) rc = SUC_OK;
         }
         last_lock_ms = (uint64_t)(suc_os_monotonic_ms() - locked_at);
         pthread_rwlock_unlock(&c->map_lock);

@@ -67,8 +67,8 @@ struct suc_cache {
     int handofffd;
     int handoff_failed;      /* it could not be opened or is not ours: stores commit themselves */
     pthread_mutex_t handoff_mu;
-    uint32_t handoff_owned;  /* the slots this handle's stores hold */
-    unsigned handoff_hint;   /* where the next reservation starts looking */
+    uint32_t handoff_owned;  /* the slots this handle holds (for its life) */
+    uint32_t handoff_busy;   /* those carrying a store now */
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
@@ -258,9 +258,6 @@ void suc_rtxn_end(suc_cache *c, MDB_txn *txn);
 /* Runs `fn` in one write transaction and commits it. Handles MDB_MAP_FULL (grow within the
  * cap and retry from scratch: `fn` must be restartable), MDB_MAP_RESIZED and reader checks. */
 typedef int (*suc_write_fn)(suc_cache *c, MDB_txn *txn, void *ctx, suc_error *err);
-/* What `fn` returns when it found nothing to write: the transaction ends without a commit (no
- * sync) and the call returns SUC_OK. */
-#define SUC_TXN_NOTHING 1
 typedef void (*suc_reset_fn)(void *ctx);
 int suc_write_txn(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, suc_error *err);
 /* The same for a transaction that only removes: it may grow the map past the cap by a reserve. */

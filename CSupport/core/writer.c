@@ -428,7 +428,8 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
 
 out:
     suc_handoff_release(c, &op); /* a store that never reached the submit */
-    if (published) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);
+    /* (Unless a commit of another process may still carry the record that names it.) */
+    if (published && !op.handoff_uncertain) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);
     suc_os_close(final_dirfd);
     suc_op_release(&op);
     free(op.selector);

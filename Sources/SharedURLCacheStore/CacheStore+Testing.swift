@@ -99,7 +99,7 @@ extension CacheStore {
     case rewrite
     /// Group commit across processes, as kill points only (`abortProcess`): a store queued for
     /// any process's commit; a committer holding other processes' stores in its transaction; the
-    /// same after its commit, before it has told them.
+    /// same after its commit, before it unlinks the bodies that commit dropped for them.
     case handoffQueued, handoffClaimed, handoffCommitted
 
     /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;

@@ -115,8 +115,10 @@ enum ReliabilityWorker {
 
     /// Stores with acknowledgements; with a kill point, arms `abortProcess` after a seeded number
     /// of stores so the process `_exit(77)`s at exactly that step of the next file-backed store.
-    static let handoffPoints: [String: InjectedFault] = [
-        "queued": .handoffQueued, "claimed": .handoffClaimed, "committed": .handoffCommitted,
+    /// Kill points a store of this process may not pass through: its commit (another process's
+    /// commit may carry the store) and the group commit's steps.
+    static let armedPoints: [String: InjectedFault] = [
+        "commit": .commit, "queued": .handoffQueued, "claimed": .handoffClaimed, "committed": .handoffCommitted,
     ]
 
     static func crashWriter(_ dir: String, seed: UInt64, id: UInt64, keys: Int, point: String) throws(CacheError) {
@@ -131,17 +133,17 @@ enum ReliabilityWorker {
             seq += 1
             // Keys 1000… : disjoint from `writer`'s, so "latest acknowledged seq" stays exact.
             let key = Worker.keyName(1000 + Int(rng.next() % UInt64(keys)))
-            // The group commit's kill points are reached when this process queues a store
-            // (queued) or commits writer A's queued stores (claimed, committed): armed once, they
-            // wait in the loop below, storing and acknowledging, until the process gets there.
-            if stores == armAfter, let fault = Self.handoffPoints[point] {
+            // These kill points are reached when this process commits (commit; its store may ride
+            // in writer A's commit instead), queues a store (queued) or commits writer A's queued
+            // stores (claimed, committed): armed once, they wait in the loop below, storing and
+            // acknowledging, until the process gets there.
+            if stores == armAfter, let fault = Self.armedPoints[point] {
                 fault.inject(nth: 1, abortProcess: true)
             } else if stores == armAfter {
                 switch point {
                 case "rename": InjectedFault.rename.inject(nth: 1, abortProcess: true)
                 // 1: temp fdatasync, 2: bodies/xx
                 case "dirfsync": InjectedFault.fsync.inject(nth: 2, abortProcess: true)
-                case "commit": InjectedFault.commit.inject(nth: 1, abortProcess: true)
                 default: break
                 }
                 // A file-backed body, so every kill point is on this store's path.

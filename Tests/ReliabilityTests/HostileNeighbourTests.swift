@@ -5,7 +5,7 @@ import TestProcess
 extension Reliability {
     /// docs/Reliability.md, "Hostile neighbours": another member of the cache's group damages one
     /// file of the layout while two real client processes store, read and lease. No client ever
-    /// gets a wrong body or hangs; damage to a file of our own format (`generation`, `leases`)
+    /// gets a wrong body or hangs; damage to a file of our own format (`generation`, `leases`, `handoff`)
     /// never ends a client by a signal (a signal is tolerated only for the LMDB files, which a
     /// live process maps); and a client started afterwards, as a supervisor would restart one,
     /// works again or is refused with a clear error.
@@ -15,7 +15,7 @@ extension Reliability {
             var description: String { rawValue }
         }
 
-        static let files = ["generation", "leases", "index.lmdb", "index.lmdb-lock"]
+        static let files = ["generation", "leases", "handoff", "index.lmdb", "index.lmdb-lock"]
         static let seconds = soak ? 20.0 : 2.0
 
         /// What a finished client said: its summary line, or why there is none.
@@ -96,7 +96,7 @@ extension Reliability {
                     print("hostile \(file) \(damage): a client hung")
                 }
                 #expect(lmdbLockDamage || run.elapsed < Self.seconds + 15, "\(file) \(damage): a client hung")
-                if file == "generation" || file == "leases" {
+                if file == "generation" || file == "leases" || file == "handoff" {
                     #expect(
                         run.summary != nil,
                         "\(file) \(damage) ended a client: status \(run.outcome.status) \(run.outcome.err)")

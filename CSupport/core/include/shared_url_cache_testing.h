@@ -27,7 +27,7 @@ extern "C" {
 /* Group commit across processes, kill points only (abort_process; the process exits whatever
  * the other arguments): a store queued for any process's commit; a committer that has taken other
  * processes' queued stores into its transaction; the same committer after its commit, before it
- * has told them. */
+ * unlinks the bodies that commit dropped for them. */
 #define SUC_FAULT_HANDOFF_QUEUED 11
 #define SUC_FAULT_HANDOFF_CLAIMED 12
 #define SUC_FAULT_HANDOFF_COMMITTED 13

@@ -213,6 +213,9 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
 
 static void cache_free(suc_cache *c) {
     if (!c) return;
+    /* A generation left by a follow may still be closing on its thread: every descriptor and
+     * mapping of the handle is gone when close returns. */
+    suc_cache_await_retired(c);
     for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
     if (c->env) mdb_env_close(c->env);
     for (int i = 0; i < c->deflater_count; i++) {
@@ -234,6 +237,8 @@ static void cache_free(suc_cache *c) {
     free(c->root_path);
     pthread_rwlock_destroy(&c->map_lock);
     pthread_mutex_destroy(&c->pool_mu);
+    pthread_mutex_destroy(&c->retire_mu);
+    pthread_cond_destroy(&c->retire_cv);
     pthread_mutex_destroy(&c->commit_mu);
     pthread_cond_destroy(&c->commit_cv);
     pthread_mutex_destroy(&c->touch_mu);
@@ -255,6 +260,8 @@ static suc_cache *cache_alloc(void) {
     pthread_rwlock_init(&c->map_lock, &ra);
     pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&c->pool_mu, NULL);
+    pthread_mutex_init(&c->retire_mu, NULL);
+    pthread_cond_init(&c->retire_cv, NULL);
     pthread_mutex_init(&c->commit_mu, NULL);
     pthread_cond_init(&c->commit_cv, NULL);
     pthread_mutex_init(&c->touch_mu, NULL);

@@ -23,7 +23,8 @@
  *      lock from now on finds the generation changed before it writes, aborts, follows and
  *      retries in the new index: no acknowledged store can land in the old file.
  *   5. The old files are unlinked; processes that still map them keep reading a consistent
- *      snapshot until their next operation, which follows.
+ *      snapshot until their next operation, which follows (and closes the old index on a thread
+ *      of its own: txn.c, "closing a retired generation").
  *
  * When the journal fills up before the copy is done (its row limit: twice the entries plus
  * 100,000), the copy is made again under the write lock, as before the journal existed.
@@ -328,9 +329,8 @@ static void discard_attempt(suc_cache *c, rewrite_ctx *ctx) {
     if (suc_gen_read(c, &now) && now != ctx->new_gen) suc_gen_unlink(c, ctx->new_gen);
 }
 
-int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err) {
-    int rc = suc_cache_check_fork(c, err);
-    if (rc) return rc;
+static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err) {
+    int rc;
     /* Follow first, so the copy starts from the newest generation. */
     if ((rc = suc_cache_follow(c, err))) return rc;
     /* Generation 0 is index.lmdb, which releases before generations also open; one of them
@@ -360,6 +360,18 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms
     if (suc_gen_current(c) != ctx.old_gen) suc_gen_unlink(c, ctx.old_gen);
     if (out_entries) *out_entries = ctx.entries;
     return SUC_OK;
+}
+
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    rc = index_rewrite(c, out_entries, out_lock_ms, err);
+    /* The old generation this handle followed away from is closed before the rewrite returns
+     * (a follow closes it on a thread, to spare a store the wait): whoever asked for the rewrite
+     * finds its descriptors and mapping gone, and its blocks freed when this was its last user.
+     * A compactor has no store latency to protect. */
+    suc_cache_await_retired(c);
+    return rc;
 }
 
 int suc_remove_stale_generations(suc_cache *c) {

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,12 +520,73 @@ static int open_tables_read(MDB_env *env, MDB_dbi dbis[4], suc_error *err) {
     return SUC_OK;
 }
 
+/* ---- closing a retired generation ----------------------------------------------------------
+ * The compactor unlinks a retired generation's files, so the last process to close that
+ * environment frees the file's blocks and drops its page cache inside mdb_env_close: at a
+ * million entries that close took 270 ms, spent inside whichever store happened to follow
+ * (Benchmarks/RESULTS.md, compaction beside a storing service). So a follow hands the close to a
+ * thread of its own, and the handle keeps track of it: one at a time (a second retirement waits
+ * for the first before it starts another, so threads never pile up), and whoever must see the
+ * old descriptors and mapping gone waits for it (suc_cache_await_retired): the handle's close,
+ * and the compactor, which has no store latency to protect. The environment is no longer the
+ * handle's when it is handed over and no transaction of this process is open on it, so the
+ * thread touches nothing else of the handle than retire_mu and retire_cv. It is detached: a
+ * process may end without closing its handle, and nothing is left to join. If no thread can be
+ * started, the close happens here. */
+
+static void *close_retired(void *arg) {
+    suc_cache *c = arg;
+    mdb_env_close(c->retiring); /* set before the thread started, cleared only below */
+    pthread_mutex_lock(&c->retire_mu);
+    c->retiring = NULL;
+    pthread_cond_broadcast(&c->retire_cv);
+    /* The last touch of the handle: a waiter may free it once this unlock is done. */
+    pthread_mutex_unlock(&c->retire_mu);
+    return NULL;
+}
+
+static void retire_env(suc_cache *c, MDB_env *env) {
+    pthread_mutex_lock(&c->retire_mu);
+    while (c->retiring) pthread_cond_wait(&c->retire_cv, &c->retire_mu);
+    c->retiring = env;
+    pthread_attr_t attr;
+    int started = 0;
+    if (pthread_attr_init(&attr) == 0) {
+        /* The thread takes none of the application's asynchronous signals: it starts with them
+         * blocked (faults stay deliverable, to the process's crash handlers). */
+        sigset_t blocked, saved;
+        sigfillset(&blocked);
+        static const int synchronous[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+        for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&blocked, synchronous[i]);
+        int masked = pthread_sigmask(SIG_BLOCK, &blocked, &saved) == 0;
+        pthread_t thread;
+        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                  pthread_create(&thread, &attr, close_retired, c) == 0;
+        if (masked) pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        mdb_env_close(env);
+        c->retiring = NULL;
+    }
+    pthread_mutex_unlock(&c->retire_mu);
+}
+
+void suc_cache_await_retired(suc_cache *c) {
+    pthread_mutex_lock(&c->retire_mu);
+    while (c->retiring) pthread_cond_wait(&c->retire_cv, &c->retire_mu);
+    pthread_mutex_unlock(&c->retire_mu);
+}
+
 int suc_cache_follow(suc_cache *c, suc_error *err) {
     if (!suc_gen_moved(c)) return SUC_OK;
     int rc = SUC_OK;
-    /* Exclusive: no transaction of this process may be open on the environment we close. */
+    enum { ATTEMPTS = 16 };
+    MDB_env *retired[ATTEMPTS]; /* one at most per attempt */
+    int retired_count = 0;
+    /* Exclusive: no transaction of this process may be open on the environment we leave. */
     pthread_rwlock_wrlock(&c->map_lock);
-    for (int attempt = 0; attempt < 16 && suc_gen_moved(c); attempt++) {
+    for (int attempt = 0; attempt < ATTEMPTS && suc_gen_moved(c); attempt++) {
         uint64_t g = suc_gen_published_settled(c);
         MDB_env *env = NULL;
         MDB_dbi dbis[4];
@@ -545,11 +607,13 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
         for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
         c->rtxn_count = 0;
         pthread_mutex_unlock(&c->pool_mu);
-        mdb_env_close(c->env);
+        retired[retired_count++] = c->env;
         suc_adopt_env(c, env, g);
         c->dbi_main = dbis[0], c->dbi_by_time = dbis[1], c->dbi_by_use = dbis[2], c->dbi_meta = dbis[3];
     }
     pthread_rwlock_unlock(&c->map_lock);
+    /* Outside the lock: a retirement that waits for an earlier close holds up no lookup. */
+    for (int i = 0; i < retired_count; i++) retire_env(c, retired[i]);
     return rc;
 }
 

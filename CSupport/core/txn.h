@@ -106,6 +106,12 @@ struct suc_cache {
     uint64_t gen;
     int genfd;
     uint64_t gen_seen;
+    /* the environment of a generation this handle left while a thread of its own closes it
+     * (txn.c, suc_cache_follow), NULL when none: one at a time; under retire_mu, and retire_cv
+     * is signalled when it is closed */
+    pthread_mutex_t retire_mu;
+    pthread_cond_t retire_cv;
+    MDB_env *retiring;
 
     /* relaxed durability (unsynced.c): the marker file, or -1 in the other modes; this boot's
      * id; whether the open discarded an index left unsynced by a restart */
@@ -234,8 +240,13 @@ void suc_gen_unlink(suc_cache *c, uint64_t gen);
  * follow), read without it on every operation's fast path: atomic. */
 static inline uint64_t suc_gen_current(const suc_cache *c) { return __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE); }
 static inline int suc_gen_moved(suc_cache *c) { return c->genfd >= 0 && suc_gen_published(c) != suc_gen_current(c); }
-/* Switches this process's handle to the published generation (no-op when current). */
+/* Switches this process's handle to the published generation (no-op when current). The
+ * environment it leaves is closed on a thread of its own: its descriptors may still be open when
+ * this returns. */
 int suc_cache_follow(suc_cache *c, suc_error *err);
+/* Waits until every environment suc_cache_follow left is closed: for callers that must see its
+ * descriptors, mapping and (when it was the last user of an unlinked file) blocks gone. */
+void suc_cache_await_retired(suc_cache *c);
 /* The path LMDB opens for index file `name`: through the checked root descriptor. */
 void suc_index_path(suc_cache *c, const char *name, char *out, size_t cap);
 /* Opens (creating when `create`) an index file with O_NOFOLLOW, checks it is a regular file,

@@ -205,7 +205,10 @@ typedef struct suc_cache suc_cache;
 int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, suc_error *err);
 
 /* Flushes pending last-use updates and releases the handle (NULL is allowed). No result code:
- * a flush or sync that fails here is dropped (call suc_cache_flush first to see its result). */
+ * a flush or sync that fails here is dropped (call suc_cache_flush first to see its result).
+ * The last close of a directory in the process also waits for the close of an index generation
+ * it left (closed on a thread of its own after another process rewrote the index): when it
+ * returns, none of the handle's descriptors or mappings is left. */
 void suc_cache_close(suc_cache *cache);
 
 /* Writes pending last-use times and usage counters (one write transaction, or none if nothing
@@ -784,8 +787,10 @@ int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_
 /*
  * Rewrites the index compactly into a new generation now (what suc_compact does when the index
  * stands between the directory and its target): every process switches to it at its next
- * operation; stores wait for the copy, lookups never do. Takes the compaction lock (SUC_EBUSY
- * unless `wait_for_lock`). `out_entries` (may be NULL) gets the entries copied.
+ * operation; stores wait for the copy, lookups never do. This process has closed the old
+ * generation's index when it returns (other processes close it on a thread of their own).
+ * Takes the compaction lock (SUC_EBUSY unless `wait_for_lock`). `out_entries` (may be NULL)
+ * gets the entries copied.
  *
  * Returns SUC_OK; SUC_EBUSY when another compaction holds the lock (without `wait_for_lock`), or
  * while a process of a release before index generations may use index.lmdb (also when

@@ -43,7 +43,6 @@ struct suc_writer {
     int failed;          /* a SUC_E* code once something went wrong */
     int finished;        /* the zlib stream has been finished */
     int deciding;        /* buf holds the first appended bytes as they are, raw or deflate to be decided */
-    int handoff;         /* a reserved slot of the cross-process group commit (handoff.c), + 1 */
 };
 
 static int probe_compressible(suc_cache *c, const uint8_t *body);
@@ -251,8 +250,6 @@ int suc_writer_append(suc_writer *w, const void *bytes, size_t len, suc_error *e
 
 void suc_writer_abort(suc_writer *w) {
     if (!w) return;
-    suc_op unused = {.handoff = w->handoff};
-    suc_handoff_release(w->c, &unused);
     if (w->fd >= 0) {
         suc_os_close(w->fd);
         (void)suc_os_unlinkat(w->c->tmpfd, w->tmp_name, 0);
@@ -415,8 +412,6 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
         }
         suc_record_encode(&sel, op.selector);
     }
-    op.handoff = w->handoff; /* the submit releases it */
-    w->handoff = 0;
     rc = suc_index_submit(c, &op, err);
     if (rc == SUC_OK) {
         published = 0; /* the index owns the file now */
@@ -427,7 +422,6 @@ int suc_writer_commit(suc_writer *w, const suc_put_params *p, uint64_t *out_vers
     if (rc == SUC_OK || rc == SUC_ECAPACITY) suc_body_unlink_ids(c, op.dead_ids, op.dead_count);
 
 out:
-    suc_handoff_release(c, &op); /* a store that never reached the submit */
     /* (Unless a commit of another process may still carry the record that names it.) */
     if (published && !op.handoff_uncertain) (void)suc_os_unlinkat(final_dirfd, SUC_BODY_NAME(final_path), 0);
     suc_os_close(final_dirfd);
@@ -498,8 +492,6 @@ int suc_put(suc_cache *c, const suc_put_params *p, const void *body, size_t body
         if (!(flags & SUC_PUT_RAW) && body_len > SPILL_BYTES && !probe_compressible(c, body))
             flags |= SUC_PUT_RAW;
         if ((rc = suc_writer_begin(c, flags | SUC_PUT_RAW, &w, err))) return rc;
-        /* From here to its commit, another process's committer may wait for this store. */
-        w->handoff = suc_handoff_reserve(c);
         rc = writer_put_whole(w, body, body_len, !(flags & SUC_PUT_RAW), err);
     } else {
         /* Streamed: the writer probes the first PROBE_BYTES itself (writer_decide). */

@@ -186,6 +186,13 @@ int suc_handoff_reserve(suc_cache *c) {
 void suc_handoff_release(suc_cache *c, suc_op *op) {
     if (!op->handoff) return;
     int i = op->handoff - 1;
+    /* A store still queued after this process's own commit failed stays queued, and its slot out
+     * of use, for the handle's life: a committer may be reading it right now, and must not find
+     * the next store half written over it; the next commit carries it (or finds its ticket). */
+    if (op->handoff_uncertain) {
+        op->handoff = 0;
+        return;
+    }
     (void)write_state(c->handofffd, i, FREE);
     pthread_mutex_lock(&c->handoff_mu);
     c->handoff_busy &= ~(1u << i);
@@ -312,11 +319,13 @@ static int read_store(int fd, int i, int durability, suc_op *op) {
 }
 
 int suc_handoff_claim(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t *count) {
-    if (c->opts.durability == SUC_DURABILITY_RELAXED || c->handofffd < 0) return 0;
-    int fd = c->handofffd;
+    if (c->opts.durability == SUC_DURABILITY_RELAXED) return 0;
+    /* Under the lock: another thread of this handle may be opening the file right now. */
     pthread_mutex_lock(&c->handoff_mu);
+    int fd = c->handofffd;
     uint32_t mine = c->handoff_owned;
     pthread_mutex_unlock(&c->handoff_mu);
+    if (fd < 0) return 0;
     uint8_t b[4 * SUC_HANDOFF_SLOTS];
     if (read_states(fd, b) != 0) return 0;
     size_t before = *count;

@@ -50,7 +50,8 @@ static void atfork_parent(void) { pthread_mutex_unlock(&g_registry_mu); }
 
 static void atfork_child(void) {
     for (suc_cache *c = g_registry; c; c = c->next) {
-        if (c->fork_gen != suc_fork_generation()) continue;
+        /* A handle closing in the parent: its descriptors may be closed, their numbers reused. */
+        if (c->fork_gen != suc_fork_generation() || c->closing) continue;
         if (c->genfd >= 0) close(c->genfd);
         if (c->leasefd >= 0) close(c->leasefd);
         if (c->handofffd >= 0) close(c->handofffd); /* its locks are the parent's */
@@ -211,13 +212,30 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return SUC_OK;
 }
 
-static void cache_free(suc_cache *c) {
-    if (!c) return;
+/* Everything of the handle that the kernel and LMDB hold: closed before the handle leaves the
+ * registry. Until then another thread opening the directory waits for it, so the process never
+ * has two environments on one index file: closing the older would clear every reader slot
+ * carrying the process's pid, the newer one's too, and drop the process's fcntl locks on the
+ * lock file, which tell other processes that its slots are alive (lmdb.h caveats). */
+static void cache_close_files(suc_cache *c) {
     /* A generation left by a follow may still be closing on its thread: every descriptor and
      * mapping of the handle is gone when close returns. */
     suc_cache_await_retired(c);
     for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
+    c->rtxn_count = 0;
     if (c->env) mdb_env_close(c->env);
+    c->env = NULL;
+    suc_gen_detach(c);
+    int *fds[] = {&c->bodiesfd, &c->tmpfd, &c->unsyncedfd, &c->leasefd, &c->handofffd, &c->rootfd};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
+        suc_os_close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+static void cache_free(suc_cache *c) {
+    if (!c) return;
+    cache_close_files(c);
     for (int i = 0; i < c->deflater_count; i++) {
         deflateEnd(c->deflaters[i]);
         free(c->deflaters[i]);
@@ -226,13 +244,6 @@ static void cache_free(suc_cache *c) {
         inflateEnd(c->inflaters[i]);
         free(c->inflaters[i]);
     }
-    suc_gen_detach(c);
-    suc_os_close(c->bodiesfd);
-    suc_os_close(c->tmpfd);
-    suc_os_close(c->unsyncedfd);
-    suc_os_close(c->leasefd);
-    suc_os_close(c->handofffd);
-    suc_os_close(c->rootfd);
     free(c->touches);
     free(c->root_path);
     pthread_rwlock_destroy(&c->map_lock);
@@ -486,7 +497,7 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
             e = e->next;
             continue;
         }
-        if (e->opening) { /* another thread is opening it: wait, then look again */
+        if (e->opening || e->closing) { /* another thread is opening or closing it: wait, then look again */
             pthread_cond_wait(&g_registry_cv, &g_registry_mu);
             e = g_registry;
             continue;
@@ -546,6 +557,7 @@ int suc_cache_open(const char *path, const suc_options *opts, suc_cache **out, s
 
 opened:
     if (locked) flock(c->rootfd, LOCK_UN);
+    if (rc) cache_close_files(c); /* before a waiter, if any, opens the directory for itself */
     pthread_mutex_lock(&g_registry_mu);
     c->opening = 0;
     if (rc) { /* not opened: out of the registry; a waiter, if any, tries for itself */
@@ -571,18 +583,22 @@ void suc_cache_close(suc_cache *c) {
     if (c->fork_gen != suc_fork_generation()) return; /* a child never touches its parent's handles */
     pthread_mutex_lock(&g_registry_mu);
     int last = --c->refcount == 0;
-    if (last) {
-        for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
-            if (*p == c) {
-                *p = c->next;
-                break;
-            }
-        }
-    }
+    if (last) c->closing = 1;
     pthread_mutex_unlock(&g_registry_mu);
     if (!last) return;
     (void)suc_cache_flush(c, NULL);
     (void)suc_unsynced_sync(c, NULL);
+    /* Out of the registry only once its environment is closed (cache_close_files). */
+    cache_close_files(c);
+    pthread_mutex_lock(&g_registry_mu);
+    for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    }
+    pthread_cond_broadcast(&g_registry_cv);
+    pthread_mutex_unlock(&g_registry_mu);
     cache_free(c);
 }
 

@@ -57,6 +57,7 @@ struct suc_cache {
     ino_t ino;
     int refcount;
     int opening; /* in the registry, still being opened by one thread; others wait for it */
+    int closing; /* in the registry, its last reference gone: others wait until its files are closed */
     uint64_t fork_gen;
 
     suc_options opts;

@@ -69,3 +69,62 @@ struct OpeningTests {
         #expect(try stores[0].verify().countersMatch)
     }
 }
+
+/// A handle closed on one thread while another thread opens the same directory: the close must
+/// be over (its index environment closed) before the open makes a new one. Two environments on
+/// one index file in one process break LMDB's locking: closing the old one clears every reader
+/// slot of the process (the new handle's too) and drops the process's locks on the lock file, so
+/// other processes take this one for dead and hand its reader slots to others.
+@Suite(.blockingWaits, .timeLimit(.minutes(3)))
+struct CloseWhileOpeningTests {
+    /// Whether this process holds a POSIX (LMDB) lock on the file with inode `inode`, as
+    /// /proc/locks lists it.
+    func holdsLMDBLock(onInode inode: UInt64) throws -> Bool {
+        let listing = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        let me = "\(getpid())"
+        return listing.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 6, fields[1] == "POSIX", fields[4] == me else { return false }
+            return fields[5].split(separator: ":").last.flatMap { UInt64($0) } == inode
+        }
+    }
+
+    @Test("handles closed and opened on two threads at once: every read succeeds and every handle keeps its locks")
+    func closeRacesOpen() throws {
+        let dir = TestDirectory()
+        let path = dir.cache
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1) // a close then has touches to commit: it takes a while
+        do {
+            let store = try CacheStore(directory: path, configuration: configuration)
+            try store.store(RecordDescriptor(key: bytes("k")), body: bytes("v"))
+        }
+        var lockFile = stat()
+        #expect(stat(path + "/index.lmdb-lock", &lockFile) == 0)
+        let inode = UInt64(lockFile.st_ino)
+        let failures = Mutex<[String]>([])
+        let slowClose = configuration
+        onOwnThreads(2) { _ in
+            for _ in 0..<100 {
+                do {
+                    let store = try CacheStore(directory: path, configuration: slowClose)
+                    for _ in 0..<10 {
+                        if try store.record(for: bytes("k"), includeBody: true)?.body != bytes("v") {
+                            failures.withLock { $0.append("miss") }
+                        }
+                        usleep(1000)
+                    }
+                    // Open and read: LMDB's locks on the lock file say this process is alive.
+                    if try !holdsLMDBLock(onInode: inode) { failures.withLock { $0.append("no lock held") } }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        let seen = failures.withLock { $0 }
+        #expect(seen.isEmpty, "\(seen.count) failures, the first: \(seen.prefix(3))")
+        let store = try CacheStore(directory: path)
+        #expect(try store.record(for: bytes("k"), includeBody: true)?.body == bytes("v"))
+        #expect(try store.verify().countersMatch)
+    }
+}

@@ -545,10 +545,11 @@ static void *close_retired(void *arg) {
     return NULL;
 }
 
-static void retire_env(suc_cache *c, MDB_env *env) {
+static void retire_env(suc_cache *c, MDB_env *env, uint64_t gen) {
     pthread_mutex_lock(&c->retire_mu);
     while (c->retiring) pthread_cond_wait(&c->retire_cv, &c->retire_mu);
     c->retiring = env;
+    c->retiring_gen = gen;
     pthread_attr_t attr;
     int started = 0;
     if (pthread_attr_init(&attr) == 0) {
@@ -578,16 +579,39 @@ void suc_cache_await_retired(suc_cache *c) {
     pthread_mutex_unlock(&c->retire_mu);
 }
 
+/* The process must never have two environments on one index file: closing the older clears
+ * every reader slot carrying its pid, the newer one's too, and drops its fcntl locks on the lock
+ * file (lmdb.h caveats; cache.c keeps handles apart the same way). A generation file that goes
+ * back to a generation this handle just left (a neighbour's damage, or a repair) would make a
+ * follow open that generation's files again while the thread still closes them: wait for it. */
+static void await_generation_closed(suc_cache *c, uint64_t gen) {
+    pthread_mutex_lock(&c->retire_mu);
+    while (c->retiring && c->retiring_gen == gen) pthread_cond_wait(&c->retire_cv, &c->retire_mu);
+    pthread_mutex_unlock(&c->retire_mu);
+}
+
 int suc_cache_follow(suc_cache *c, suc_error *err) {
     if (!suc_gen_moved(c)) return SUC_OK;
     int rc = SUC_OK;
     enum { ATTEMPTS = 16 };
     MDB_env *retired[ATTEMPTS]; /* one at most per attempt */
+    uint64_t retired_gen[ATTEMPTS];
     int retired_count = 0;
     /* Exclusive: no transaction of this process may be open on the environment we leave. */
     pthread_rwlock_wrlock(&c->map_lock);
     for (int attempt = 0; attempt < ATTEMPTS && suc_gen_moved(c); attempt++) {
         uint64_t g = suc_gen_published_settled(c);
+        if (g == suc_gen_current(c)) break; /* back where it was by the second look */
+        /* Back to a generation left in this loop (no transaction is open on it: closed now) or
+         * by an earlier follow (closing on its thread: waited for). */
+        for (int i = 0; i < retired_count; i++) {
+            if (retired_gen[i] != g) continue;
+            mdb_env_close(retired[i]);
+            retired[i] = retired[retired_count - 1], retired_gen[i] = retired_gen[retired_count - 1];
+            retired_count--;
+            break;
+        }
+        await_generation_closed(c, g);
         MDB_env *env = NULL;
         MDB_dbi dbis[4];
         rc = suc_open_generation_env(c, g, 0, &env, err);
@@ -607,13 +631,14 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
         for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
         c->rtxn_count = 0;
         pthread_mutex_unlock(&c->pool_mu);
+        retired_gen[retired_count] = suc_gen_current(c);
         retired[retired_count++] = c->env;
         suc_adopt_env(c, env, g);
         c->dbi_main = dbis[0], c->dbi_by_time = dbis[1], c->dbi_by_use = dbis[2], c->dbi_meta = dbis[3];
     }
     pthread_rwlock_unlock(&c->map_lock);
     /* Outside the lock: a retirement that waits for an earlier close holds up no lookup. */
-    for (int i = 0; i < retired_count; i++) retire_env(c, retired[i]);
+    for (int i = 0; i < retired_count; i++) retire_env(c, retired[i], retired_gen[i]);
     return rc;
 }
 

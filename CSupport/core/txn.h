@@ -113,6 +113,7 @@ struct suc_cache {
     pthread_mutex_t retire_mu;
     pthread_cond_t retire_cv;
     MDB_env *retiring;
+    uint64_t retiring_gen; /* its generation */
 
     /* relaxed durability (unsynced.c): the marker file, or -1 in the other modes; this boot's
      * id; whether the open discarded an index left unsynced by a restart */

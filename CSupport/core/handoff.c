@@ -54,9 +54,9 @@
  * saved, measured with 2 and 4 processes on this project's benchmark machine.) */
 #define HEADER_WAIT_MS 2000
 
-/* A slot's states. WRITING: reserved, its store not yet queued. OWNED: its store is being
- * committed by its own process. */
-enum { FREE = 0, WRITING = 1, QUEUED = 2, OWNED = 3 };
+/* A slot's states. OWNED: its store is being committed by its own process. (1 is not used: a
+ * slot reserved for a store stays FREE until the store is queued, as no reader tells them apart.) */
+enum { FREE = 0, QUEUED = 2, OWNED = 3 };
 
 /* Offsets in a slot's head; key, record and selector follow it. */
 enum {
@@ -177,7 +177,6 @@ int suc_handoff_reserve(suc_cache *c) {
             got = i + 1;
         }
     }
-    if (got && write_state(fd, got - 1, WRITING) != 0) got = 0;
     if (got) c->handoff_busy |= 1u << (got - 1);
     pthread_mutex_unlock(&c->handoff_mu);
     return got;

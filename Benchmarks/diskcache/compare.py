@@ -120,7 +120,15 @@ def main():
     parser.add_argument("--lookups", type=int, default=None,
                         help="hits and misses timed per phase (default 20000 up to 16 KiB, 2000 above)")
     parser.add_argument("--directory", default=None, help="scratch directory (default: a temporary one)")
+    parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS),
+                        help="which to run, comma-separated (diskcache, the ratios' baseline, is always run)")
     args = parser.parse_args()
+    chosen = set(args.implementations.split(",")) | {"diskcache"}
+    unknown = chosen - set(IMPLEMENTATIONS)
+    if unknown:
+        parser.error("unknown implementations: %s" % ", ".join(sorted(unknown)))
+    implementations = [name for name in IMPLEMENTATIONS if name in chosen]
+    ours = [name for name in OURS if name in chosen]
     diskcache = ensure_diskcache()
     sizes = [int(s) for s in args.sizes.split(",")]
     base = args.directory or tempfile.mkdtemp(prefix="suc-vs-diskcache-")
@@ -131,10 +139,10 @@ def main():
           % (diskcache.__version__, args.entries, args.operations, "/".join(str(lookups(s)) for s in sizes),
              args.repetitions, args.sizes))
     # runs[size][implementation] = list of result dicts, one per repetition
-    runs = {size: {name: [] for name in IMPLEMENTATIONS} for size in sizes}
+    runs = {size: {name: [] for name in implementations} for size in sizes}
     for rep in range(args.repetitions):
         for size in sizes:
-            for name in IMPLEMENTATIONS:
+            for name in implementations:
                 directory = os.path.join(base, "%s-%d-%d" % (name, size, rep))
                 shutil.rmtree(directory, ignore_errors=True)
                 seed = 1000 * rep + 1
@@ -157,7 +165,7 @@ def main():
     print()
     print("%-22s %7s %12s %12s %12s %14s" % ("implementation", "size", "hits/s", "misses/s", "stores/s", "disk B/entry"))
     for size in sizes:
-        for name in IMPLEMENTATIONS:
+        for name in implementations:
             row = []
             for metric in metrics:
                 values = [r[metric] for r in runs[size][name] if metric in r]
@@ -166,7 +174,7 @@ def main():
     print()
     print("Medians of within-run ratios, ours / diskcache (rates: higher is faster; disk: lower is smaller):")
     for size in sizes:
-        for name in OURS:
+        for name in ours:
             parts = []
             for metric, label in zip(metrics, ["hit", "miss", "store", "disk bytes"]):
                 ratios = [ours[metric] / theirs[metric]
@@ -175,11 +183,13 @@ def main():
                 if ratios:
                     parts.append("%s %.2f×" % (label, statistics.median(ratios)))
             print("  %7d B %-20s %s" % (size, name, ", ".join(parts)))
-        ratios = [ours["store_per_second"] / theirs["store_per_second"]
-                  for ours, theirs in zip(runs[size]["shared-cache"], runs[size]["diskcache-sync"])
-                  if "store_per_second" in ours and theirs.get("store_per_second")]
-        if ratios:
-            print("  %7d B shared-cache (.standard) stores / diskcache-sync stores %.2f×" % (size, statistics.median(ratios)))
+        for (mine, theirs, label) in [("shared-cache", "diskcache-sync", "diskcache-sync stores"),
+                                      ("shared-cache", "cache-store", "cache-store stores (the core)")]:
+            ratios = [a["store_per_second"] / b["store_per_second"]
+                      for a, b in zip(runs[size].get(mine, []), runs[size].get(theirs, []))
+                      if "store_per_second" in a and b.get("store_per_second")]
+            if ratios:
+                print("  %7d B shared-cache (.standard) stores / %s %.2f×" % (size, label, statistics.median(ratios)))
 
 
 if __name__ == "__main__":

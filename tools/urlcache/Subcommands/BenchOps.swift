@@ -22,7 +22,7 @@ struct BenchOps: ParsableCommand {
             same with .relaxed durability: no fdatasync per store), shared-cache-memory \
             (SharedCache with a 256 MiB memory tier; hits cycle over 256 entries already in memory, \
             each still checked against the index), cache-store (the store core through CacheStore, \
-            on the keys SharedCache computes; lookups only). Used by Benchmarks/diskcache/compare.py. \
+            on the keys SharedCache computes; its stores write the same bodies with no HTTP head). Used by Benchmarks/diskcache/compare.py. \
             The purge phase (not in the default) tags every entry (Surrogate-Key: t<i mod 997>, and \
             "hot" on --hot-entries entries spread over the directory) and times one purge of the tag \
             "hot" through CacheStore: its cost against the directory's size, or with --hot-entries \
@@ -115,6 +115,16 @@ struct BenchOps: ParsableCommand {
             try timed("miss") {
                 for k in missKeys where try store.record(for: k) != nil { failures += 1 }
                 return missKeys.count
+            }
+            // The same bodies under the same keys, with no HTTP head: what a SharedCache store
+            // costs above the core's.
+            let stores = try (wanted.contains("store") ? 0..<operations : 0..<0).map { _ in
+                let i = nextIndex(entries)
+                return (try key(Self.url(i)), [UInt8](bodies[i % 32]))
+            }
+            try timed("store") {
+                for (k, body) in stores { try store.store(RecordDescriptor(key: k), body: body) }
+                return stores.count
             }
         } else {
             if memory { for i in 0..<hot { _ = cache.cachedResponse(for: URLRequest(url: Self.url(i))) } }

@@ -62,6 +62,16 @@ static void atfork_child(void) {
     pthread_cond_init(&g_registry_cv, NULL);
 }
 
+/* Takes `c` out of the list; the caller holds g_registry_mu. */
+static void registry_remove(suc_cache *c) {
+    for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
+        if (*p == c) {
+            *p = c->next;
+            return;
+        }
+    }
+}
+
 static void install_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 void suc_options_init(suc_options *o) {
@@ -233,9 +243,10 @@ static void cache_close_files(suc_cache *c) {
     }
 }
 
+/* The handle's memory; its files are closed first (cache_close_files), while it is still in
+ * the registry. */
 static void cache_free(suc_cache *c) {
     if (!c) return;
-    cache_close_files(c);
     for (int i = 0; i < c->deflater_count; i++) {
         deflateEnd(c->deflaters[i]);
         free(c->deflaters[i]);
@@ -561,12 +572,7 @@ opened:
     pthread_mutex_lock(&g_registry_mu);
     c->opening = 0;
     if (rc) { /* not opened: out of the registry; a waiter, if any, tries for itself */
-        for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
-            if (*p == c) {
-                *p = c->next;
-                break;
-            }
-        }
+        registry_remove(c);
     } else {
         c = NULL;
     }
@@ -591,12 +597,7 @@ void suc_cache_close(suc_cache *c) {
     /* Out of the registry only once its environment is closed (cache_close_files). */
     cache_close_files(c);
     pthread_mutex_lock(&g_registry_mu);
-    for (suc_cache **p = &g_registry; *p; p = &(*p)->next) {
-        if (*p == c) {
-            *p = c->next;
-            break;
-        }
-    }
+    registry_remove(c);
     pthread_cond_broadcast(&g_registry_cv);
     pthread_mutex_unlock(&g_registry_mu);
     cache_free(c);

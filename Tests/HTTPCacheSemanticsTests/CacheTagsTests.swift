@@ -16,6 +16,9 @@ import Testing
             ])
         #expect(CacheTags.tags(in: fields, names: ["cache-tag"]) == ["list", "shelf", "blue"])
         #expect(CacheTags.tags(in: fields, names: []).isEmpty)
+        // same length, one letter apart; a prefix; a name that differs only in case matches
+        #expect(CacheTags.tags(in: fields, names: ["Surrogate-Kez", "Cache-Ta", "xkeys"]).isEmpty)
+        #expect(CacheTags.tags(in: fields, names: ["SURROGATE-key"]) == ["product-42", "list"])
     }
 
     @Test("over-long tags are dropped and the list stops at the store's limit")

@@ -9,9 +9,11 @@
 #   Benchmarks/scale/scale.sh [DIR] [REPETITIONS]     (defaults: /tmp/suc-scale-bench, 3)
 #
 # SUC_SCALE_ENTRIES="10000 1000000" sets the entry counts (the first is the base of the
-# ratios; 10,000,000 takes about 12 GB and an hour to fill here); URLCACHE=path uses that
-# urlcache binary instead of building one. Each directory is removed after its run. Measure on
-# an idle machine: the load before and after each run is printed beside it.
+# ratios; 10,000,000 takes about 12 GB to fill); URLCACHE=path uses that urlcache binary instead
+# of building one. Each directory is removed after its run, unless SUC_SCALE_KEEP=1: then the
+# directories stay in DIR and later runs reuse them (`bench-ops --reuse`; the store phase only
+# replaces entries, so the count holds). Measure on an idle machine: the load before and after
+# each run is printed beside it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 URLCACHE="${URLCACHE:-$(Benchmarks/Scripts/release-urlcache.sh)}"
@@ -23,14 +25,15 @@ results="$dir/results.jsonl"
 for rep in $(seq 1 "$repetitions"); do
   for entries in ${SUC_SCALE_ENTRIES:-10000 1000000}; do
     run="$dir/run-$entries"
-    rm -rf "$run"
+    keep=()
+    if [ "${SUC_SCALE_KEEP:-0}" = 1 ]; then keep=(--reuse); else rm -rf "$run"; fi
     before="$(cut -d' ' -f1 /proc/loadavg)"
     line="$("$URLCACHE" bench-ops "$run" --implementation shared-cache-relaxed --entries "$entries" \
-      --operations 20000 --lookups 100000 --phases hit,miss,store)"
+      --operations 20000 --lookups 100000 --phases hit,miss,store "${keep[@]}")"
     after="$(cut -d' ' -f1 /proc/loadavg)"
     echo "rep $rep  load $before → $after  $line"
     echo "{\"rep\":$rep,\"run\":$line}" >> "$results"
-    rm -rf "$run"
+    [ "${SUC_SCALE_KEEP:-0}" = 1 ] || rm -rf "$run"
   done
 done
 python3 - "$results" <<'PY'

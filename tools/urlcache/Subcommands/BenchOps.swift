@@ -45,6 +45,12 @@ struct BenchOps: ParsableCommand {
     @Flag(help: "Keep the directory's URL order (urlcache url-order --on) from the start.") var urlOrder = false
     @Option(help: "A free-space floor for the stores, in bytes (CacheStoreConfiguration.minimumFreeBytes).")
     var minFree: Int?
+    @Flag(
+        help: """
+            Skip the fill when DIR already holds --entries entries (a directory an earlier run with the \
+            same --entries and --size filled): millions of entries take an hour to store.
+            """)
+    var reuse = false
 
     static func url(_ i: Int) -> URL { URL(string: "https://api.example.com/items/\(i)?v=1")! }
     static func missURL(_ i: Int) -> URL { URL(string: "https://api.example.com/missing/\(i)?v=1")! }
@@ -77,7 +83,10 @@ struct BenchOps: ParsableCommand {
                 url: Self.url(i), statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)!
             return CachedURLResponse(response: http, data: bodies[i % 32])
         }
-        for i in 0..<entries { cache.storeCachedResponse(response(i), for: URLRequest(url: Self.url(i))) }
+        let filled = reuse ? try CacheStore(directory: directory).statistics().entries >= entries : false
+        if !filled {
+            for i in 0..<entries { cache.storeCachedResponse(response(i), for: URLRequest(url: Self.url(i))) }
+        }
 
         var random = seed | 1
         func nextIndex(_ bound: Int) -> Int {

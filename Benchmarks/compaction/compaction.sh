@@ -37,7 +37,7 @@ for entries in ${SUC_COMPACTION_ENTRIES:-100000 1000000}; do
       sync
       before=$(du -s --block-size=1 "$work" | cut -f1)
       max=$((before / 10))
-      "$bin" bench-pause "$work" --stop-file "$work.stop" --seconds 1800 >"$work.pause" &
+      "$bin" bench-pause "$work" --stop-file "$work.stop" --seconds 7200 >"$work.pause" &
       writer=$!
       sleep 1
       json=$("$compactor" compact "$work" --max-size "$max" --json)

@@ -594,8 +594,10 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
     if (!suc_gen_moved(c)) return SUC_OK;
     int rc = SUC_OK;
     enum { ATTEMPTS = 16 };
-    MDB_env *retired[ATTEMPTS]; /* one at most per attempt */
-    uint64_t retired_gen[ATTEMPTS];
+    struct {
+        MDB_env *env;
+        uint64_t gen;
+    } retired[ATTEMPTS]; /* one at most per attempt */
     int retired_count = 0;
     /* Exclusive: no transaction of this process may be open on the environment we leave. */
     pthread_rwlock_wrlock(&c->map_lock);
@@ -605,10 +607,9 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
         /* Back to a generation left in this loop (no transaction is open on it: closed now) or
          * by an earlier follow (closing on its thread: waited for). */
         for (int i = 0; i < retired_count; i++) {
-            if (retired_gen[i] != g) continue;
-            mdb_env_close(retired[i]);
-            retired[i] = retired[retired_count - 1], retired_gen[i] = retired_gen[retired_count - 1];
-            retired_count--;
+            if (retired[i].gen != g) continue;
+            mdb_env_close(retired[i].env);
+            retired[i] = retired[--retired_count];
             break;
         }
         await_generation_closed(c, g);
@@ -631,14 +632,14 @@ int suc_cache_follow(suc_cache *c, suc_error *err) {
         for (int i = 0; i < c->rtxn_count; i++) mdb_txn_abort(c->rtxn_pool[i]);
         c->rtxn_count = 0;
         pthread_mutex_unlock(&c->pool_mu);
-        retired_gen[retired_count] = suc_gen_current(c);
-        retired[retired_count++] = c->env;
+        retired[retired_count].env = c->env;
+        retired[retired_count++].gen = suc_gen_current(c);
         suc_adopt_env(c, env, g);
         c->dbi_main = dbis[0], c->dbi_by_time = dbis[1], c->dbi_by_use = dbis[2], c->dbi_meta = dbis[3];
     }
     pthread_rwlock_unlock(&c->map_lock);
     /* Outside the lock: a retirement that waits for an earlier close holds up no lookup. */
-    for (int i = 0; i < retired_count; i++) retire_env(c, retired[i], retired_gen[i]);
+    for (int i = 0; i < retired_count; i++) retire_env(c, retired[i].env, retired[i].gen);
     return rc;
 }
 

@@ -19,14 +19,12 @@ enum FaultLoop {
 
     static let killPointsOnly: [InjectedFault] = [.handoffQueued, .handoffClaimed, .handoffCommitted]
 
-    /// Cases given up after failing 20 times without reaching their fault.
-    nonisolated(unsafe) static var unreached = 0
-
     static func run(directory: String) -> Int32 {
         var configuration = CacheStoreConfiguration()
         configuration.durability = .durable // so fsync faults are reachable
         configuration.inlineBodyLimitBytes = 256
         var cases = 0
+        var unreached = 0 // cases given up after failing 20 times without reaching their fault
         let operations = ["store", "store-large", "lookup", "remove", "open", "compact", "rewrite", "remove-all"]
         do {
             for operation in operations {
@@ -34,10 +32,11 @@ enum FaultLoop {
                 for fault in InjectedFault.allCases where !Self.killPointsOnly.contains(fault) {
                     for persistent in [false, true] {
                         let dir = directory + "/\(operation)-\(fault)-\(persistent)"
-                        let reached = try loop(
+                        let outcome = try loop(
                             operation: operation, fault: fault, persistent: persistent, dir: dir,
                             configuration: configuration)
-                        cases += reached
+                        cases += outcome.tried
+                        if outcome.unreached { unreached += 1 }
                         try? FileManager.default.removeItem(atPath: dir)
                     }
                 }
@@ -52,11 +51,11 @@ enum FaultLoop {
         return 0
     }
 
-    /// Returns how many values of N were tried.
+    /// How many values of N were tried, and whether the case was given up unreached.
     static func loop(
         operation: String, fault: InjectedFault, persistent: Bool, dir: String,
         configuration: CacheStoreConfiguration
-    ) throws -> Int {
+    ) throws -> (tried: Int, unreached: Bool) {
         let old = body("old", size: 3000), new = body("new", size: operation == "store-large" ? 600_000 : 5000)
         let keep = body("keep", size: 40_000)
         // An operation that failed without reaching its fault failed for another reason: a
@@ -142,7 +141,7 @@ enum FaultLoop {
             if try store!.verify().isDamaged { throw Violation(description: "\(context): verify found damage") }
             _ = try store!.removeAll()
             store = nil
-            if !tripped && succeeded { return n }
+            if !tripped && succeeded { return (n, false) }
             if !tripped {
                 failedWithoutFault += 1
                 if failedWithoutFault == 20 {
@@ -150,8 +149,7 @@ enum FaultLoop {
                     // was not reached.
                     let note = "UNREACHED \(context): failed 20 times without its fault\n"
                     FileHandle.standardError.write(Data(note.utf8))
-                    unreached += 1
-                    return n
+                    return (n, true)
                 }
             }
         }

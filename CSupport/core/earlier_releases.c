@@ -27,7 +27,8 @@
 #define INIT_PID_NAMESPACE_INO 0xEFFFFFFCu
 
 #define LISTINGS_WANTED 2 /* listings with this process's own line, whose locks are merged */
-#define LISTING_TRIES 20  /* reads of /proc/locks before "cannot tell" */
+#define LISTING_TRIES 40  /* reads of /proc/locks before "cannot tell" */
+#define QUICK_TRIES 10    /* the first ones back to back, the others spread over a quarter second */
 #define MAX_HOLDERS 256
 
 /* Parses one /proc/locks line: "N: FLOCK|POSIX ADVISORY READ|WRITE PID MAJ:MIN:INODE ...".
@@ -123,9 +124,20 @@ int suc_earlier_release_attached(suc_cache *c) {
     if (!h) return -1;
     h->lock_ino = lock_st.st_ino, h->gen_ino = gen_st.st_ino;
     int listings = 0;
+    /* A read can fail for a moment (no descriptor or memory to spare in a busy process) and a
+     * listing can skip this process's own line while other processes take and drop locks (the
+     * kernel renders it a page at a time), for as long as a burst of lock traffic lasts: such a
+     * host deferred the rewrite of a compaction that ran alone in its directory. So the reads go
+     * on after a pause, and only a host that never shows the line, or where /proc/locks cannot
+     * be read at all (not Linux), is "cannot tell". */
+    int unreadable = 0;
     for (int tries = 0; tries < LISTING_TRIES && listings < LISTINGS_WANTED; tries++) {
+        if (tries >= QUICK_TRIES) usleep(1000u * (unsigned)(tries - QUICK_TRIES + 1) / 2);
         char *listing = read_listing();
-        if (!listing) break; /* cannot tell: only Linux lists locks */
+        if (!listing) {
+            if (++unreadable == 3 && listings == 0 && access("/proc/locks", R_OK) != 0) break;
+            continue;
+        }
         listings += merge_listing(listing, h);
         free(listing);
     }

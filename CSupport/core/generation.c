@@ -62,6 +62,7 @@ typedef struct rewrite_ctx {
     uint64_t token, next_row; /* the journal this rewrite started, and its next row to replay */
     int online;               /* copied from snapshots while the journal ran (else under the lock) */
     int journal_lost;         /* the journal filled up during the copy: copy under the lock */
+    int deferral, pid;        /* refused at the switch: SUC_REWRITE_DEFERRED_*, and whose */
 } rewrite_ctx;
 
 /* Copies one table into `dst` in key order (MDB_APPEND: every page filled). From `src` when
@@ -126,9 +127,11 @@ static int copy_table(suc_cache *c, MDB_txn *src, unsigned id, MDB_env *dst, con
 /* Generation 0 is index.lmdb, which releases before generations also open; one of them would
  * go on writing to it after it is retired. SUC_EBUSY while one may be attached, and when that
  * cannot be told: compaction then evicts without rewriting (docs/Capacity.md). */
-static int refuse_if_earlier_release(suc_cache *c, suc_error *err) {
+static int refuse_if_earlier_release(suc_cache *c, int *deferral, int *out_pid, suc_error *err) {
     if (suc_gen_current(c) != 0) return SUC_OK;
     int pid = suc_earlier_release_attached(c);
+    if (pid != 0) *deferral = pid > 0 ? SUC_REWRITE_DEFERRED_EARLIER_RELEASE : SUC_REWRITE_DEFERRED_CANNOT_TELL;
+    if (pid > 0) *out_pid = pid;
     if (pid > 0)
         return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
                         "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
@@ -290,7 +293,7 @@ static int switch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) 
     if (!rc && !ctx->online && suc_os_fsync(c->rootfd) < 0) rc = suc_fail_errno(err, "fsync(root)", errno);
     /* Again just before the switch: a process of an earlier release may have opened index.lmdb
      * while the copy was made. */
-    if (!rc) rc = refuse_if_earlier_release(c, err);
+    if (!rc) rc = refuse_if_earlier_release(c, &ctx->deferral, &ctx->pid, err);
     MDB_txn *hold = NULL;
     if (!rc && (mrc = mdb_txn_begin(ctx->dst, NULL, 0, &hold))) rc = suc_fail_mdb(err, "mdb_txn_begin(new index)", mrc);
     if (!rc) rc = suc_gen_publish(c, ctx->new_gen, err);
@@ -329,13 +332,14 @@ static void discard_attempt(suc_cache *c, rewrite_ctx *ctx) {
     if (suc_gen_read(c, &now) && now != ctx->new_gen) suc_gen_unlink(c, ctx->new_gen);
 }
 
-static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err) {
+static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, int *deferral, int *pid,
+                         suc_error *err) {
     int rc;
     /* Follow first, so the copy starts from the newest generation. */
     if ((rc = suc_cache_follow(c, err))) return rc;
     /* Generation 0 is index.lmdb, which releases before generations also open; one of them
      * would go on writing to it after it is retired. Wait until the last of them is gone. */
-    if ((rc = refuse_if_earlier_release(c, err))) return rc;
+    if ((rc = refuse_if_earlier_release(c, deferral, pid, err))) return rc;
     rewrite_ctx ctx = {0};
     ctx.old_gen = suc_gen_current(c);
     ctx.new_gen = ctx.old_gen + 1;
@@ -351,6 +355,13 @@ static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock
     }
     if (out_lock_ms) *out_lock_ms = suc_last_write_lock_ms();
     if (rc) {
+        /* Every other refusal of the copy is a generation published meanwhile. */
+        if (ctx.deferral) {
+            *deferral = ctx.deferral;
+            *pid = ctx.pid;
+        } else if (rc == SUC_EBUSY && suc_gen_current(c) != ctx.old_gen) {
+            *deferral = SUC_REWRITE_DEFERRED_GENERATION_CHANGED;
+        }
         discard_attempt(c, &ctx);
         suc_journal_end_rewrite(c, ctx.token);
         return rc;
@@ -362,10 +373,16 @@ static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock
     return SUC_OK;
 }
 
-int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err) {
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, int *out_deferral, int *out_pid,
+                      suc_error *err) {
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
-    rc = index_rewrite(c, out_entries, out_lock_ms, err);
+    int deferral = 0, pid = 0;
+    rc = index_rewrite(c, out_entries, out_lock_ms, &deferral, &pid, err);
+    /* A generation's lock file held past the wait (the follow's, or the new one's). */
+    if (rc == SUC_EBUSY && !deferral) deferral = SUC_REWRITE_DEFERRED_LOCK_HELD;
+    if (out_deferral) *out_deferral = rc == SUC_EBUSY ? deferral : 0;
+    if (out_pid) *out_pid = rc == SUC_EBUSY ? pid : 0;
     /* The old generation this handle followed away from is closed before the rewrite returns
      * (a follow closes it on a thread, to spare a store the wait): whoever asked for the rewrite
      * finds its descriptors and mapping gone, and its blocks freed when this was its last user.

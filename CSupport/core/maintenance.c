@@ -523,7 +523,20 @@ static int usage(suc_cache *c, int measured, suc_disk_usage *u, suc_error *err) 
 static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
     int64_t t0 = suc_os_monotonic_ms();
     uint64_t locked = 0;
-    int rc = suc_index_rewrite(c, NULL, &locked, err);
+    int deferral = 0, pid = 0;
+    int rc = suc_index_rewrite(c, NULL, &locked, &deferral, &pid, err);
+    /* A generation published during the copy (a recovery's, say) is gone by the next try. */
+    if (rc == SUC_EBUSY && deferral == SUC_REWRITE_DEFERRED_GENERATION_CHANGED) {
+        if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
+        rc = suc_index_rewrite(c, NULL, &locked, &deferral, &pid, err);
+    }
+    if (rc == SUC_EBUSY) { /* not rewritten now: evict only, and say why */
+        out->index_rewrite_deferred = 1;
+        out->index_rewrite_deferred_reason = deferral;
+        out->index_rewrite_deferred_pid = pid;
+        snprintf(out->index_rewrite_deferred_message, sizeof out->index_rewrite_deferred_message, "%s",
+                 err ? err->message : "");
+    }
     int64_t ms = suc_os_monotonic_ms() - t0;
     if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
     if (rc == SUC_OK) {
@@ -583,10 +596,7 @@ static int compact_rounds(suc_cache *c, const suc_compact_params *p, suc_compact
         if ((over_disk && reclaimable > FIXED_INDEX_BYTES) || reclaimable > u.index_bytes / 4 + (1u << 20)) {
             suc_error rerr = {0};
             rc = rewrite(c, out, &rerr);
-            if (rc == SUC_EBUSY) { /* an earlier release holds index.lmdb: evict only */
-                out->index_rewrite_deferred = 1;
-                rc = SUC_OK;
-            }
+            if (rc == SUC_EBUSY) rc = SUC_OK; /* deferred: the report says why */
             /* A full file system has no room for the copy: what eviction and the unlinks freed
              * stands, and a later run rewrites (a full disk is a capacity event). */
             int64_t room = suc_fs_free_bytes(c);
@@ -653,7 +663,7 @@ int suc_rewrite_index(suc_cache *c, int wait_for_lock, uint64_t *out_entries, su
     if (rc) return rc;
     int lockfd = -1;
     if ((rc = take_lock(c, wait_for_lock, &lockfd, err))) return rc;
-    rc = suc_index_rewrite(c, out_entries, NULL, err);
+    rc = suc_index_rewrite(c, out_entries, NULL, NULL, NULL, err);
     if (!rc) suc_remove_stale_generations(c);
     flock(lockfd, LOCK_UN);
     suc_os_close(lockfd);

@@ -101,8 +101,11 @@ void suc_hold_free_floor(suc_cache *c, uint64_t incoming);
 int suc_pwrite_relieving(suc_cache *c, int fd, const void *buf, size_t len, off_t off);
 
 /* Rewrites the index compactly into the next generation and switches every process to it.
- * *out_lock_ms: how long it held the index's write lock (stores waited that long at most). */
-int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, suc_error *err);
+ * *out_lock_ms: how long it held the index's write lock (stores waited that long at most).
+ * SUC_EBUSY when it did not: *out_deferral says why (SUC_REWRITE_DEFERRED_*), *out_pid names an
+ * earlier release's process. */
+int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms, int *out_deferral, int *out_pid,
+                      suc_error *err);
 /* The pid of a process that has generation 0 open without following generations (a release
  * before them), 0 when none has, -1 when it cannot be told (a pid namespace of its own, whose
  * /proc/locks hides other processes' locks; no /proc/locks; this process's own lock not listed). */

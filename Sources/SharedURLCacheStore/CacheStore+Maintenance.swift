@@ -61,8 +61,8 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// The longest rewrite, from its start to the switch, in milliseconds. Stores go on
     /// during it: it holds the write lock only for its last step (``longestStorePauseMilliseconds``).
     public var longestRewriteMilliseconds: Int
-    /// A process of a release before index generations had the index open: entries were
-    /// evicted, the index file was left for a later run (docs/Capacity.md).
+    /// Entries were evicted, but the index file was left for a later run: why in
+    /// ``indexRewriteDeferral`` (docs/Capacity.md).
     public var indexRewriteDeferred: Bool
     /// Of ``evictedEntries``, those evicted to hold partitions to their quotas (see
     /// `CacheStore.setPartitionQuota`), before any other eviction.
@@ -74,6 +74,8 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     /// rewrite's switch), in milliseconds: the longest any store of any process waited for it.
     /// Lookups never wait.
     public var longestStorePauseMilliseconds: Int = 0
+    /// Why the index was not rewritten, when ``indexRewriteDeferred``.
+    public var indexRewriteDeferral: IndexRewriteDeferral? = nil
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -187,7 +189,8 @@ extension CacheStore {
             indexRewriteDeferred: report.index_rewrite_deferred != 0,
             quotaEvictedEntries: Int(report.quota_evicted_entries),
             indexRewriteSkippedForSpace: report.index_rewrite_skipped_for_space != 0,
-            longestStorePauseMilliseconds: Int(report.longest_lock_ms))
+            longestStorePauseMilliseconds: Int(report.longest_lock_ms),
+            indexRewriteDeferral: IndexRewriteDeferral(report))
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its

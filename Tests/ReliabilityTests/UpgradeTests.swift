@@ -77,6 +77,9 @@ extension Reliability {
             let during = try store.compact(CompactionPolicy())
             // Then: the rewrite would retire index.lmdb under the earlier writer: it waits.
             #expect(during.indexRewriteDeferred && during.indexRewrites == 0, "\(during)")
+            // The report names the reason and the process, for the operator.
+            #expect(during.indexRewriteDeferral?.reason == .earlierRelease, "\(during)")
+            #expect(during.indexRewriteDeferral?.earlierReleasePid == Int(writer.pid), "\(during)")
             #expect(FileManager.default.fileExists(atPath: dir + "/index.lmdb"))
             // The earlier release is stopped the hard way (a crash loses no acknowledged store).
             let result = writer.killed()
@@ -100,6 +103,7 @@ extension Reliability {
             // Once the earlier release is gone, the same compaction rewrites the index.
             let after = try store.compact(CompactionPolicy())
             #expect(!after.indexRewriteDeferred && after.indexRewrites >= 1, "\(after)")
+            #expect(after.indexRewriteDeferral == nil, "\(after)")
             #expect(after.indexBytesAfter < after.indexBytesBefore)
             #expect(!FileManager.default.fileExists(atPath: dir + "/index.lmdb"))
             for i in acked { #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i) after the rewrite") }

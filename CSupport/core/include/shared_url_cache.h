@@ -748,8 +748,8 @@ typedef struct suc_compact_report {
     uint64_t index_bytes_after;
     uint64_t index_rewrites;     /* generations written */
     uint64_t longest_rewrite_ms; /* the longest rewrite, start to switch (stores go on meanwhile) */
-    int index_rewrite_deferred;  /* a process of a release before index generations has the index
-                                    open: evicted, but the index file was not rewritten */
+    int index_rewrite_deferred;  /* evicted, but the index file was not rewritten: why in
+                                    index_rewrite_deferred_reason */
     uint64_t quota_evicted_entries; /* of evicted_entries, evicted to hold partitions to their
                                     quotas (suc_partition_set_quota) */
     int index_rewrite_skipped_for_space; /* the file system had no room for the rewritten index:
@@ -757,7 +757,23 @@ typedef struct suc_compact_report {
     uint64_t longest_lock_ms;    /* the longest this compaction held the index's write lock (an
                                     eviction batch or a rewrite's switch): the longest any store
                                     of any process waited for it */
+    int index_rewrite_deferred_reason; /* SUC_REWRITE_DEFERRED_*, 0 when not deferred */
+    int index_rewrite_deferred_pid;    /* with SUC_REWRITE_DEFERRED_EARLIER_RELEASE: that process */
+    char index_rewrite_deferred_message[192]; /* the refusal in words, "" when not deferred */
 } suc_compact_report;
+
+/* Why a compaction left the index file as it was (suc_compact_report.index_rewrite_deferred). */
+enum {
+    SUC_REWRITE_DEFERRED_EARLIER_RELEASE = 1,   /* a process of a release before index generations
+                                                   has index.lmdb open (its pid in the report) */
+    SUC_REWRITE_DEFERRED_CANNOT_TELL = 2,       /* /proc/locks could not say whether one has: a pid
+                                                   namespace of its own, no /proc/locks, or this
+                                                   process's own lock not listed in it */
+    SUC_REWRITE_DEFERRED_GENERATION_CHANGED = 3, /* another generation was published during the copy,
+                                                   twice in a row */
+    SUC_REWRITE_DEFERRED_LOCK_HELD = 4,         /* a process held a generation's lock file
+                                                   exclusively past the bounded wait */
+};
 
 /*
  * Holds the directory to a size while services keep using it (`urlcache compact` from cron).
@@ -778,7 +794,8 @@ typedef struct suc_compact_report {
  * Returns SUC_OK; SUC_EINVAL without params or report; SUC_EBUSY when another compaction holds
  * the lock and `wait_for_lock` is 0; or an environment error (what was evicted before it stays
  * evicted). A rewrite that cannot run is not a failure: the report says so
- * (index_rewrite_deferred when an earlier release holds index.lmdb,
+ * (index_rewrite_deferred, with its reason, when an earlier release holds index.lmdb or that
+ * cannot be told,
  * index_rewrite_skipped_for_space when the file system has no room for the copy).
  */
 int suc_compact(suc_cache *cache, const suc_compact_params *params, suc_compact_report *out,

@@ -19,6 +19,9 @@ extension CompactionSummary: TextReport {
                     + (result.indexRewriteSkippedForSpace ? " (rewrite skipped: no room on the file system)" : "")
             ),
         ]
+        if let deferral = result.indexRewriteDeferral {
+            rows.append(("index rewrite deferred", deferral.message))
+        }
         if let max = plan.maxSizeBytes, let low = plan.lowWaterBytes {
             rows.append(("max size / low water", "\(TextFormat.bytes(max)) / \(TextFormat.bytes(low))"))
         }

@@ -3,6 +3,7 @@ import CSharedURLCache
 /// Why a compaction evicted but left the index file as it was. `du` then stays above the
 /// target until a later run rewrites the index (docs/Capacity.md, "Index generations").
 public struct IndexRewriteDeferral: Sendable, Hashable, Codable {
+    /// What stood in the way.
     public enum Reason: String, Sendable, Hashable, Codable {
         /// A process of a release before index generations has `index.lmdb` open
         /// (``IndexRewriteDeferral/earlierReleasePid``); the rewrite waits until it is gone.
@@ -19,6 +20,7 @@ public struct IndexRewriteDeferral: Sendable, Hashable, Codable {
         case unknown
     }
 
+    /// What stood in the way.
     public var reason: Reason
     /// With ``Reason/earlierRelease``: the process that holds the index.
     public var earlierReleasePid: Int?

@@ -469,6 +469,35 @@ static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
     return SUC_OK;
 }
 
+/* Reads the pages the next batch will change, in a read snapshot, before the batch takes the
+ * write lock. The entries eviction takes are the least recently used, whose pages are the
+ * likeliest to have left the page cache: read under the lock, every store of every process
+ * would wait for the disk's reads as well as for the batch's commit. The use order's oldest
+ * `count` entries (the next victims unless S3-FIFO chooses), their records and stored-time keys. */
+static void prefetch_victims(suc_cache *c, uint32_t count) {
+    MDB_txn *txn;
+    if (suc_rtxn_begin(c, &txn, NULL)) return;
+    MDB_cursor *cur;
+    if (!suc_s3fifo_chosen(c, txn) && !mdb_cursor_open(txn, c->dbi_by_use, &cur)) {
+        MDB_val k, v;
+        volatile uint8_t sink = 0; /* the bytes are read so their pages come in; nothing else */
+        int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+        for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != SUC_TKEY_LEN) continue;
+            MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+            suc_record r;
+            if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
+            uint8_t tkey[SUC_TKEY_LEN];
+            suc_tkey_make(r.stored_at_ms, mk.mv_data, tkey);
+            MDB_val tk = {SUC_TKEY_LEN, tkey}, tv;
+            (void)mdb_get(txn, suc_time_order_dbi(c, SUC_ORDER_STORED), &tk, &tv);
+            sink ^= ((const uint8_t *)mv.mv_data)[mv.mv_size - 1];
+        }
+        mdb_cursor_close(cur);
+    }
+    suc_rtxn_end(c, txn);
+}
+
 /* Evicts in batches until the footprint is under ctx->target (or only expired entries). */
 static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out, suc_error *err) {
     /* The first batch small: its pages are not yet in memory, and nothing is known yet of how
@@ -478,6 +507,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
     for (;;) {
         evict_ctx ctx = *proto;
         memset(&ctx.op, 0, sizeof ctx.op);
+        prefetch_victims(c, ctx.batch ? ctx.batch : most);
         int rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
         if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
         if (rc == SUC_OK) {

@@ -355,7 +355,8 @@ static int index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock
     }
     if (out_lock_ms) *out_lock_ms = suc_last_write_lock_ms();
     if (rc) {
-        /* Every other refusal of the copy is a generation published meanwhile. */
+        /* Refused at the switch by an earlier release (or by not being able to tell); else a
+         * refusal of the copy means another generation was published meanwhile. */
         if (ctx.deferral) {
             *deferral = ctx.deferral;
             *pid = ctx.pid;

@@ -15,8 +15,8 @@
 # compaction, the control: the same writer alone on a fresh copy for as long as that compaction
 # took, so the pauses the disk makes by itself are counted beside those compaction adds.
 # SUC_COMPACTION_COLD=1 drops the copy's pages from the page cache before each compaction (and
-# control): a directory whose index is larger than the memory the host gives it. Filling 1M entries takes about 5 minutes
-# here; the filled directories are kept in DIR and reused by later runs. Measure on an idle machine.
+# control): a directory whose index is larger than the memory the host gives it. Filling 1M
+# entries takes about 5 minutes here; the filled directories are kept in DIR and reused by later runs. Measure on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin="${URLCACHE:-$(Benchmarks/Scripts/release-urlcache.sh)}"
@@ -35,6 +35,13 @@ for root, _, files in os.walk(sys.argv[1]):
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)' "$1"
 }
+# A fresh copy of the filled directory to compact (or to store into alone), written back to disk.
+fresh_copy() {
+  rm -rf "$work" "$work.stop"
+  cp -a "$src" "$work"
+  sync
+  cold "$work"
+}
 sides=("after=$bin")
 if [ -n "${URLCACHE_BEFORE:-}" ]; then sides=("before=$URLCACHE_BEFORE" "after=$bin"); fi
 for entries in ${SUC_COMPACTION_ENTRIES:-100000 1000000}; do
@@ -48,10 +55,7 @@ for entries in ${SUC_COMPACTION_ENTRIES:-100000 1000000}; do
     for side in "${sides[@]}"; do
       name="${side%%=*}" compactor="${side#*=}"
       work="$dir/work-$entries"
-      rm -rf "$work" "$work.stop"
-      cp -a "$src" "$work"
-      sync
-      cold "$work"
+      fresh_copy
       before=$(du -s --block-size=1 "$work" | cut -f1)
       max=$((before / 10))
       "$bin" bench-pause "$work" --stop-file "$work.stop" --seconds 7200 >"$work.pause" &
@@ -73,10 +77,7 @@ fields = dict(side=sys.argv[7], entries=sys.argv[2], du_before=sys.argv[3], du_a
 print(" ".join("%s=%s" % kv for kv in fields.items()))' "$json" "$entries" "$before" "$after" "$max" "$work.pause" "$name")
       if [ "${SUC_COMPACTION_CONTROL:-0}" = 1 ]; then
         seconds=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["seconds"])' "$json")
-        rm -rf "$work" "$work.stop"
-        cp -a "$src" "$work"
-        sync
-        cold "$work"
+        fresh_copy
         "$bin" bench-pause "$work" --seconds "$seconds" >"$work.alone"
         row="$row $(python3 -c '
 import json, sys

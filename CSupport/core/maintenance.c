@@ -411,34 +411,54 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return suc_meta_add_counters(c, txn, &d, err);
 }
 
-/* Dry run: the same walk over read transactions, counting only. */
+/* Walks the use order oldest first in `txn`, handing each entry's time key and record to fn
+ * (NULL for a stray: a key whose record is gone or does not decode) until fn returns nonzero. */
+typedef int (*use_order_fn)(void *ctx, const uint8_t *tkey, const suc_record *r, size_t record_len);
+static void walk_use_order(suc_cache *c, MDB_txn *txn, use_order_fn fn, void *ctx) {
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, c->dbi_by_use, &cur)) return;
+    MDB_val k, v;
+    for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_TKEY_LEN) continue;
+        MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+        suc_record r;
+        int found = !mdb_get(txn, c->dbi_main, &mk, &mv) && !suc_record_decode(mv.mv_data, mv.mv_size, &r);
+        if (fn(ctx, k.mv_data, found ? &r : NULL, found ? mv.mv_size : 0)) break;
+    }
+    mdb_cursor_close(cur);
+}
+
+typedef struct dry_run_ctx {
+    const evict_ctx *e;
+    suc_compact_report *out;
+    int64_t total, entry_bytes;
+} dry_run_ctx;
+
+static int dry_run_count(void *vctx, const uint8_t *tkey, const suc_record *r, size_t len) {
+    dry_run_ctx *d = vctx;
+    const suc_compact_params *p = d->e->p;
+    int expired = p->unused_before_ms && suc_tkey_time(tkey) < p->unused_before_ms;
+    if (!expired && !over(d->total, d->e->target) && !over(d->entry_bytes, d->e->entry_target)) return 1;
+    if (!r) {
+        d->out->stray_index_keys++;
+        return 0;
+    }
+    d->total -= footprint(&d->e->model, (int64_t)suc_record_file_bytes(r, len), (int64_t)len, 1);
+    d->entry_bytes -= (int64_t)(len + suc_record_stored_bytes(r, len));
+    d->out->evicted_entries++;
+    d->out->evicted_bytes += (uint64_t)(len + suc_record_stored_bytes(r, len));
+    d->out->expired_entries += expired;
+    return 0;
+}
+
+/* Dry run: the same walk over a read transaction, counting only. */
 static int evict_dry_run(suc_cache *c, const evict_ctx *e, suc_compact_report *out, suc_error *err) {
-    const suc_compact_params *p = e->p;
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
-    int64_t entry_bytes = 0;
-    int64_t total = current_footprint(c, txn, &e->model, &entry_bytes);
-    MDB_cursor *cur;
-    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
-    MDB_val k, v;
-    for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != SUC_TKEY_LEN) continue;
-        int expired = p->unused_before_ms && suc_tkey_time(k.mv_data) < p->unused_before_ms;
-        if (!expired && !over(total, e->target) && !over(entry_bytes, e->entry_target)) break;
-        MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
-        suc_record r;
-        if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) {
-            out->stray_index_keys++;
-            continue;
-        }
-        total -= footprint(&e->model, (int64_t)suc_record_file_bytes(&r, mv.mv_size), (int64_t)mv.mv_size, 1);
-        entry_bytes -= (int64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
-        out->evicted_entries++;
-        out->evicted_bytes += (uint64_t)(mv.mv_size + suc_record_stored_bytes(&r, mv.mv_size));
-        out->expired_entries += expired;
-    }
-    mdb_cursor_close(cur);
+    dry_run_ctx d = {e, out, 0, 0};
+    d.total = current_footprint(c, txn, &e->model, &d.entry_bytes);
+    walk_use_order(c, txn, dry_run_count, &d);
     suc_rtxn_end(c, txn);
     return SUC_OK;
 }
@@ -469,6 +489,25 @@ static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
     return SUC_OK;
 }
 
+typedef struct prefetch_ctx {
+    suc_cache *c;
+    MDB_txn *txn;
+    uint32_t left;
+} prefetch_ctx;
+
+/* The record was read by the walk; its stored-time key is read here. */
+static int prefetch_one(void *vctx, const uint8_t *tkey, const suc_record *r, size_t len) {
+    prefetch_ctx *p = vctx;
+    (void)len;
+    if (r) {
+        uint8_t key[SUC_TKEY_LEN];
+        suc_tkey_make(r->stored_at_ms, tkey + 8, key);
+        MDB_val k = {SUC_TKEY_LEN, key}, v;
+        (void)mdb_get(p->txn, suc_time_order_dbi(p->c, SUC_ORDER_STORED), &k, &v);
+    }
+    return --p->left == 0;
+}
+
 /* Reads the pages the next batch will change, in a read snapshot, before the batch takes the
  * write lock. The entries eviction takes are the least recently used, whose pages are the
  * likeliest to have left the page cache: read under the lock, every store of every process
@@ -476,25 +515,9 @@ static int read_shape(suc_cache *c, index_shape *out, suc_error *err) {
  * `count` entries (the next victims unless S3-FIFO chooses), their records and stored-time keys. */
 static void prefetch_victims(suc_cache *c, uint32_t count) {
     MDB_txn *txn;
-    if (suc_rtxn_begin(c, &txn, NULL)) return;
-    MDB_cursor *cur;
-    if (!suc_s3fifo_chosen(c, txn) && !mdb_cursor_open(txn, c->dbi_by_use, &cur)) {
-        MDB_val k, v;
-        volatile uint8_t sink = 0; /* the bytes are read so their pages come in; nothing else */
-        int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-        for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != SUC_TKEY_LEN) continue;
-            MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
-            suc_record r;
-            if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
-            uint8_t tkey[SUC_TKEY_LEN];
-            suc_tkey_make(r.stored_at_ms, mk.mv_data, tkey);
-            MDB_val tk = {SUC_TKEY_LEN, tkey}, tv;
-            (void)mdb_get(txn, suc_time_order_dbi(c, SUC_ORDER_STORED), &tk, &tv);
-            sink ^= ((const uint8_t *)mv.mv_data)[mv.mv_size - 1];
-        }
-        mdb_cursor_close(cur);
-    }
+    if (!count || suc_rtxn_begin(c, &txn, NULL)) return;
+    prefetch_ctx p = {c, txn, count};
+    if (!suc_s3fifo_chosen(c, txn)) walk_use_order(c, txn, prefetch_one, &p);
     suc_rtxn_end(c, txn);
 }
 
@@ -553,12 +576,12 @@ static int usage(suc_cache *c, int measured, suc_disk_usage *u, suc_error *err) 
 static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
     int64_t t0 = suc_os_monotonic_ms();
     uint64_t locked = 0;
-    int deferral = 0, pid = 0;
-    int rc = suc_index_rewrite(c, NULL, &locked, &deferral, &pid, err);
+    int deferral = 0, pid = 0, rc;
     /* A generation published during the copy (a recovery's, say) is gone by the next try. */
-    if (rc == SUC_EBUSY && deferral == SUC_REWRITE_DEFERRED_GENERATION_CHANGED) {
-        if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
+    for (int attempt = 0; attempt < 2; attempt++) {
         rc = suc_index_rewrite(c, NULL, &locked, &deferral, &pid, err);
+        if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
+        if (rc != SUC_EBUSY || deferral != SUC_REWRITE_DEFERRED_GENERATION_CHANGED) break;
     }
     if (rc == SUC_EBUSY) { /* not rewritten now: evict only, and say why */
         out->index_rewrite_deferred = 1;
@@ -568,7 +591,6 @@ static int rewrite(suc_cache *c, suc_compact_report *out, suc_error *err) {
                  err ? err->message : "");
     }
     int64_t ms = suc_os_monotonic_ms() - t0;
-    if (locked > out->longest_lock_ms) out->longest_lock_ms = locked;
     if (rc == SUC_OK) {
         out->index_rewrites++;
         if ((uint64_t)ms > out->longest_rewrite_ms) out->longest_rewrite_ms = (uint64_t)ms;

@@ -13,10 +13,7 @@ extension CacheError.Code {
 extension CacheError {
     /// Builds the error for a failed C call from its return code and `suc_error` detail.
     init(core rc: Int32, _ detail: suc_error, file: String = #fileID, line: Int = #line) {
-        var detail = detail
-        let message = withUnsafeBytes(of: &detail.message) { raw in
-            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
+        let message = coreText(detail.message)
         let operation = detail.op.map { String(cString: $0) } ?? ""
         let code = CacheError.Code(core: detail.code != 0 ? detail.code : rc)
         self.init(

@@ -37,9 +37,6 @@ public struct IndexRewriteDeferral: Sendable, Hashable, Codable {
         default: reason = .unknown
         }
         earlierReleasePid = report.index_rewrite_deferred_pid > 0 ? Int(report.index_rewrite_deferred_pid) : nil
-        var text = report.index_rewrite_deferred_message
-        message = withUnsafeBytes(of: &text) { raw in
-            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
+        message = coreText(report.index_rewrite_deferred_message)
     }
 }

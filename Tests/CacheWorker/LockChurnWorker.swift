@@ -2,9 +2,9 @@ import Foundation
 
 /// `rel-lockchurn DIR COUNT`: a neighbour whose file locks come and go as fast as it can: it
 /// takes a shared flock on each of COUNT files in DIR, releases them all, and again, until it
-/// is killed or its parent goes. Each round adds COUNT lines to the head of /proc/locks and takes them away, so a
-/// reader of that listing, which the kernel renders a page per read(), sees the lines after
-/// them shift between two reads. `CHURNING` after the first round.
+/// is killed or its parent goes. Each round adds COUNT lines to the head of /proc/locks and
+/// takes them away, so a reader of that listing, which the kernel renders a page per read(),
+/// sees the lines after them shift between two reads. `CHURNING` after the first round.
 enum LockChurnWorker {
     static func run(_ args: [String]) -> Int32 {
         let dir = args[2]

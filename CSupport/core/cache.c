@@ -209,10 +209,11 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     } else if (rc) {
         return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
     }
-    if (format != SUC_FORMAT_VERSION)
+    if (format < SUC_DIRECTORY_FORMAT_OLDEST || format > SUC_FORMAT_VERSION)
         return suc_fail(err, SUC_EVERSION, "meta", 0, 0,
-                        "cache format %llu is not supported (this build reads %u)",
-                        (unsigned long long)format, SUC_FORMAT_VERSION);
+                        "cache format %llu is not supported (this build reads %u to %u)",
+                        (unsigned long long)format, SUC_DIRECTORY_FORMAT_OLDEST, SUC_FORMAT_VERSION);
+    c->directory_format = (int)format;
     if (suc_meta_get(c, txn, "file_bytes", &file_bytes) == MDB_NOTFOUND) {
         if ((rc = count_file_bytes(c, txn, &file_bytes)) || (rc = suc_meta_put(c, txn, "file_bytes", file_bytes)))
             return suc_fail_mdb(err, "recount(file_bytes)", rc);

@@ -111,9 +111,13 @@ int suc_secondaries_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
 /* The tables of their own (name and handle), at most `cap`: what the rewrite copies beside main and meta. */
 size_t suc_secondaries_tables(const suc_cache *c, const char **names, MDB_dbi *dbis, size_t cap);
 
-/* The time orders (time_orders.c): walked by evictions and remove-since. */
+/* The time orders (time_orders.c): walked by evictions and remove-since. A directory of format 1
+ * keeps both; one of format 2 the use order alone, sorted by suc_use_order_time. */
 typedef enum suc_time_order { SUC_ORDER_STORED, SUC_ORDER_USE } suc_time_order;
 MDB_dbi suc_time_order_dbi(const suc_cache *c, suc_time_order which);
+int suc_time_order_kept(const suc_cache *c, suc_time_order which);
+/* An entry's place in the use order: its last use, and in format 2 never before its stored time. */
+int64_t suc_use_order_time(const suc_cache *c, const suc_record *r);
 /* The least recently used key (time ‖ ikey): 0, MDB_NOTFOUND when empty, or an LMDB error. */
 int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 /* Drops a key whose record is gone. */

@@ -495,11 +495,11 @@ typedef struct prefetch_ctx {
     uint32_t left;
 } prefetch_ctx;
 
-/* The record was read by the walk; its stored-time key is read here. */
+/* The record was read by the walk; its stored-time key (format 1) is read here. */
 static int prefetch_one(void *vctx, const uint8_t *tkey, const suc_record *r, size_t len) {
     prefetch_ctx *p = vctx;
     (void)len;
-    if (r) {
+    if (r && suc_time_order_kept(p->c, SUC_ORDER_STORED)) {
         uint8_t key[SUC_TKEY_LEN];
         suc_tkey_make(r->stored_at_ms, tkey + 8, key);
         MDB_val k = {SUC_TKEY_LEN, key}, v;

@@ -1,10 +1,19 @@
 /*
- * time_orders.c — the two time orders over the entries, as secondary structures of the index:
- *   by_time  stored time ‖ ikey → "" : remove-since-date without a scan
- *   by_use   last use ‖ ikey → ""    : least-recently-used order, read by every eviction
+ * time_orders.c — the time orders over the entries, as secondary structures of the index:
+ *   by_use   use time ‖ ikey → ""    : least-recently-used order, read by every eviction, and in
+ *                                      a directory of format 2 by remove-since as well
+ *   by_time  stored time ‖ ikey → "" : remove-since-date without a scan, kept in a directory of
+ *                                      format 1 only (an empty table in format 2)
  * A key is the entry's time, big-endian with the sign flipped (suc_tkey_make), then its ikey, so
  * one cursor walks entries oldest first. Each is a table of its own, which the index rewrite
  * copies; a key whose record is gone or has another time is a stray, dropped when met.
+ *
+ * Why format 2 keeps one order: a store rewrites the pages on the path to every key it changes,
+ * and a replacing store changed four time keys (the old and the new place in each order); with
+ * one order it changes two, about a quarter of a store's pages. Remove-since then walks the use
+ * order from the date, which finds every entry stored since it because an entry's use time in
+ * that order is never before its stored time: max(last use, stored time), so a stored time in
+ * the future (a caller's, an import's, a skewed clock's) holds its place until it is passed.
  */
 #include "index.h"
 
@@ -12,8 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t stored_time(const suc_record *r) { return r->stored_at_ms; }
-static int64_t use_time(const suc_record *r) { return r->last_used_ms; }
+static int64_t stored_time(const suc_cache *c, const suc_record *r) {
+    (void)c;
+    return r->stored_at_ms;
+}
+int64_t suc_use_order_time(const suc_cache *c, const suc_record *r) {
+    if (c->directory_format < 2 || r->last_used_ms >= r->stored_at_ms) return r->last_used_ms;
+    return r->stored_at_ms;
+}
+static int keeps_stored_order(const suc_cache *c) { return c->directory_format < 2; }
 
 static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
                    suc_error *err) {
@@ -33,41 +49,47 @@ static int key_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uin
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, what, mrc) : SUC_OK;
 }
 
-/* One order: its table and the record time it sorts by. */
+/* One order: its table, the record time it sorts by, and whether the directory keeps it. */
 typedef struct time_order {
     MDB_dbi (*dbi)(const suc_cache *c);
-    int64_t (*time)(const suc_record *r);
+    int64_t (*time)(const suc_cache *c, const suc_record *r);
+    int (*kept)(const suc_cache *c);
 } time_order;
 
 static MDB_dbi by_time_dbi(const suc_cache *c) { return c->dbi_by_time; }
 static MDB_dbi by_use_dbi(const suc_cache *c) { return c->dbi_by_use; }
-static const time_order stored_order = {by_time_dbi, stored_time};
-static const time_order use_order = {by_use_dbi, use_time};
+static int always(const suc_cache *c) {
+    (void)c;
+    return 1;
+}
+static const time_order stored_order = {by_time_dbi, stored_time, keeps_stored_order};
+static const time_order use_order = {by_use_dbi, suc_use_order_time, always};
 
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     MDB_dbi dbi = o->dbi(c);
-    int rc = ch->old ? key_del(c, txn, dbi, o->time(ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
-    return rc ? rc : key_put(c, txn, dbi, o->time(ch->new_rec), ch->ikey, "mdb_put(time order)", err);
+    int rc = ch->old ? key_del(c, txn, dbi, o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
+    return rc ? rc : key_put(c, txn, dbi, o->time(c, ch->new_rec), ch->ikey, "mdb_put(time order)", err);
 }
 
 static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return key_del(c, txn, o->dbi(c), o->time(ch->old), ch->ikey, "mdb_del(time order)", err);
+    return key_del(c, txn, o->dbi(c), o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err);
 }
 
 typedef struct stray_ctx {
-    MDB_dbi dbi;
-    int64_t (*time)(const suc_record *r);
+    const time_order *o;
     uint8_t (*keys)[SUC_TKEY_LEN];
     size_t n;
 } stray_ctx;
 
-static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], int64_t (*time)(const suc_record *)) {
+/* Every key of an order the directory does not keep is a stray (another release's, or damage). */
+static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o) {
+    if (!o->kept(c)) return 1;
     MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)key + 8}, mv;
     suc_record r;
     if (mdb_get(txn, c->dbi_main, &mk, &mv)) return 1;
     int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
     if (drc == SUC_EVERSION) return 0; /* another release's record: its time keys are its own business */
-    return drc != SUC_OK || time(&r) != suc_tkey_time(key);
+    return drc != SUC_OK || o->time(c, &r) != suc_tkey_time(key);
 }
 
 /* Drops the keys that are still stray inside the write (the entry may have been stored again
@@ -75,9 +97,9 @@ static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN],
 static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     stray_ctx *ctx = vctx;
     for (size_t i = 0; i < ctx->n; i++) {
-        if (!is_stray(c, txn, ctx->keys[i], ctx->time)) continue;
+        if (!is_stray(c, txn, ctx->keys[i], ctx->o)) continue;
         MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
-        int mrc = suc_txn_del(c, txn, ctx->dbi, &tk);
+        int mrc = suc_txn_del(c, txn, ctx->o->dbi(c), &tk);
         if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time order)", mrc);
     }
     return SUC_OK;
@@ -108,7 +130,7 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
                 if (k.mv_size != SUC_TKEY_LEN) continue;
                 memcpy(last, k.mv_data, SUC_TKEY_LEN);
                 have_last = 1;
-                if (is_stray(c, txn, k.mv_data, o->time)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
+                if (is_stray(c, txn, k.mv_data, o)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
             }
             mdb_cursor_close(cur);
         }
@@ -116,7 +138,7 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
         chk->report->stray_index_keys += nbad;
         if (chk->fix && nbad) {
             chk->report->repaired += nbad;
-            stray_ctx ctx = {o->dbi(c), o->time, bad, nbad};
+            stray_ctx ctx = {o, bad, nbad};
             if ((rc = suc_write_txn_ex(c, drop_strays_apply, NULL, &ctx, 1, err))) break;
         }
         if (seen < CHECK_BATCH) break;
@@ -126,10 +148,10 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
 }
 
 static int stored_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return order_put(&stored_order, c, txn, ch, err);
+    return keeps_stored_order(c) ? order_put(&stored_order, c, txn, ch, err) : SUC_OK;
 }
 static int stored_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return order_delete(&stored_order, c, txn, ch, err);
+    return keeps_stored_order(c) ? order_delete(&stored_order, c, txn, ch, err) : SUC_OK;
 }
 static int stored_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&stored_order, c, chk, err); }
 
@@ -141,8 +163,12 @@ static int use_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
 }
 static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                      int64_t when_ms, suc_error *err) {
-    int rc = key_del(c, txn, c->dbi_by_use, r->last_used_ms, ikey, "mdb_del(by_use)", err);
-    return rc ? rc : key_put(c, txn, c->dbi_by_use, when_ms, ikey, "mdb_put(by_use)", err);
+    suc_record used = *r;
+    used.last_used_ms = when_ms;
+    int64_t from = suc_use_order_time(c, r), to = suc_use_order_time(c, &used);
+    if (from == to) return SUC_OK; /* a use before a stored time in the future: its place holds */
+    int rc = key_del(c, txn, c->dbi_by_use, from, ikey, "mdb_del(by_use)", err);
+    return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }
 /* Under S3-FIFO a hit only raises a use counter: the use order (and the record's last use) moves
@@ -179,6 +205,10 @@ int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, 
     MDB_val k = {SUC_TKEY_LEN, (void *)key};
     int mrc = suc_txn_del(c, txn, suc_time_order_dbi(c, which), &k);
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_del(time order)", mrc) : SUC_OK;
+}
+
+int suc_time_order_kept(const suc_cache *c, suc_time_order which) {
+    return which == SUC_ORDER_USE || keeps_stored_order(c);
 }
 
 MDB_dbi suc_time_order_dbi(const suc_cache *c, suc_time_order which) {

@@ -667,6 +667,7 @@ int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
     /* This process's counts not yet written are part of the truth too. */
     out->hits += atomic_load(&c->pending_hits);
     out->misses += atomic_load(&c->pending_misses);
+    out->directory_format = (uint32_t)c->directory_format;
     MDB_envinfo info;
     MDB_stat est;
     if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {

@@ -73,6 +73,9 @@ struct suc_cache {
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
+    /* the directory's format, read at open: 1 keeps the stored-time order (by_time) beside the
+     * use order, 2 the use order alone (time_orders.c) */
+    int directory_format;
     uint64_t map_size;
 
     /* Every transaction holds this shared; map growth holds it exclusive, because

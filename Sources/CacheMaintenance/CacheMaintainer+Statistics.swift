@@ -91,7 +91,7 @@ extension CacheMaintainer {
             directory: directory, diskBytes: disk.totalBytes, diskIndexBytes: disk.indexBytes,
             diskBodyFileBytes: disk.bodyFileBytes, diskLeftoverBytes: disk.leftoverBytes,
             diskLeftoverFiles: disk.leftoverFiles, diskOverheadBytes: disk.overheadBytes,
-            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, directoryFormat: StoreFormats.directory,
+            diskEntryBytes: disk.entryBytes, diskMeasured: disk.measured, directoryFormat: stats.directoryFormat,
             entries: stats.entries, bodyBytes: stats.bodyBytes, storedBytes: stats.storedBytes,
             recordBytes: stats.recordBytes,
             compressionRatio: stats.storedBytes > 0 ? Double(stats.bodyBytes) / Double(stats.storedBytes) : 0,

@@ -275,7 +275,7 @@ public final class CacheStore: @unchecked Sendable {
             indexUsedBytes: Int(stats.map_used), readerSlotsUsed: Int(stats.readers_used),
             readerSlotsMax: Int(stats.readers_max), evictions: Int(stats.evictions),
             corruptPurges: Int(stats.corrupt_purges), stores: Int(stats.stores), hits: Int(stats.hits),
-            misses: Int(stats.misses))
+            misses: Int(stats.misses), directoryFormat: Int(stats.directory_format))
     }
 
     /// Adds to the directory's shared hit and miss counters (held in this process and written

@@ -7,8 +7,11 @@ import CSharedURLCache
 /// minor is read (what it adds is skipped), another major is a miss that is never purged, so
 /// two releases can share a directory during a rolling upgrade.
 public enum StoreFormats {
-    /// The directory format this build reads and writes (a directory of another one is refused).
+    /// The directory format this build creates. It opens directories of ``oldestDirectory``
+    /// up to this one and keeps each in its own format; another one is refused.
     public static let directory = Int(SUC_DIRECTORY_FORMAT)
+    /// The oldest directory format this build opens.
+    public static let oldestDirectory = Int(SUC_DIRECTORY_FORMAT_OLDEST)
     /// The index record format, `major.minor`: a newer minor is read, another major is a miss.
     public static let record = "\(SUC_RECORD_FORMAT_MAJOR).\(SUC_RECORD_FORMAT_MINOR)"
     /// The body file format, `major.minor`, under the same rule as ``record``.
@@ -18,6 +21,6 @@ public enum StoreFormats {
 
     /// One line for `--version` and `stats`.
     public static var summary: String {
-        "directory format \(directory) (index generations; opens directories of format \(directory) written by any earlier release), record format \(record), body format \(body)"
+        "directory format \(directory) (one recency order; opens directories of format \(oldestDirectory) written by any earlier release and keeps them in it), record format \(record), body format \(body)"
     }
 }

@@ -133,13 +133,17 @@ public struct StoreStatistics: Sendable, Hashable {
     public var hits: Int
     /// See ``hits``.
     public var misses: Int
+    /// The directory's format (``StoreFormats/directory`` for a directory this release created;
+    /// an older one it opens keeps its own, docs/Formats.md).
+    public var directoryFormat: Int
 
     /// Counters as read from the index.
     public init(
         entries: Int, bodyBytes: Int, storedBytes: Int, recordBytes: Int, indexMapBytes: Int, indexUsedBytes: Int,
         readerSlotsUsed: Int, readerSlotsMax: Int, evictions: Int, corruptPurges: Int,
-        stores: Int = 0, hits: Int = 0, misses: Int = 0
+        stores: Int = 0, hits: Int = 0, misses: Int = 0, directoryFormat: Int = StoreFormats.directory
     ) {
+        self.directoryFormat = directoryFormat
         self.stores = stores
         self.hits = hits
         self.misses = misses

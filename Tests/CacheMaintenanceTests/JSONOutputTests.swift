@@ -110,7 +110,7 @@ struct JSONOutputTests {
         let version = try run(["--version"])
         #expect(
             version.status == 0 && version.out.contains("urlcache \(StoreFormats.release)")
-                && version.out.contains("directory format 1"), "\(version)")
+                && version.out.contains("directory format 2"), "\(version)")
     }
 
     @Test("bench: real worker processes for each implementation; every --json row has the documented fields")

@@ -69,7 +69,9 @@ struct VerificationTests {
         // Orphans: the planted one and the garbage record's body (the truncated body went with
         // its purged entry before the file sweep).
         #expect(fixed.found.orphanFiles == 2 && fixed.found.tempFiles == 1, "\(fixed.found)")
-        #expect(fixed.found.repaired >= 5, "\(fixed.found)")
+        // Repaired: the three entries purged and the garbage record's key in the use order (a
+        // directory of format 2 keeps no stored-time order, so no second stray key).
+        #expect(fixed.found.repaired >= 4, "\(fixed.found)")
         #expect(fixed.damageFound && !fixed.damageRemaining)
         let after = try #require(fixed.afterFix)
         // The garbage record's body is young (< 10 min) and stays for a later run: as far as the

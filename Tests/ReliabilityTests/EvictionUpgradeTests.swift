@@ -21,6 +21,10 @@ extension Reliability.Upgrade {
         }
         var configuration = CacheStoreConfiguration()
         configuration.hardCapacityBytes = 400_000
+        // The earlier release creates the directory (format 1, which it can open; one this
+        // release creates is format 2, which it refuses).
+        let created = try ChildProcess.run(earlier, [dir, "open"])
+        #expect(created.status == 0, "the earlier release creates the directory: \(created.err)")
         do {
             let store = try CacheStore(directory: dir, configuration: configuration)
             try store.setEvictionPolicy(.s3fifo)

@@ -38,8 +38,8 @@ extension Reliability {
         }
 
         @Test(
-            "T18 a directory whose format record says 2 (or 0) is refused with .unsupportedVersion and left untouched",
-            arguments: ["0200000000000000", "0000000000000000"])
+            "T18 a directory whose format record says 3 (or 0) is refused with .unsupportedVersion and left untouched",
+            arguments: ["0300000000000000", "0000000000000000"])
         func unknownFormatVersion(_ valueHex: String) throws {
             let scratch = Scratch()
             do {
@@ -63,10 +63,45 @@ extension Reliability {
             }
             #expect(before == after, "a refused open changed nothing")
             // Putting the format back makes the data readable again: refused, never misread.
-            #expect(try Self.setFormat(scratch.cache, valueHex: "0100000000000000"))
+            #expect(try Self.setFormat(scratch.cache, valueHex: "0200000000000000"))
             #expect(
                 try CacheStore(directory: scratch.cache).record(for: Array("k".utf8))?.body
                     == Array(repeating: 7, count: 10_000))
+        }
+
+        @Test(
+            "T18 a directory of format 1 stays in format 1: both time orders kept, remove-since exact, verify clean, a rewrite keeps it"
+        )
+        func formatOneKept() throws {
+            let scratch = Scratch()
+            _ = try CacheStore(directory: scratch.cache) // an empty directory, then marked format 1
+            guard try Self.setFormat(scratch.cache, valueHex: "0100000000000000") else {
+                print("T18 skipped: mdb_dump/mdb_load missing"); return
+            }
+            let store = try CacheStore(directory: scratch.cache)
+            #expect(try store.statistics().directoryFormat == 1)
+            let base = Date(timeIntervalSinceNow: -3600)
+            for i in 0..<300 {
+                try store.store(
+                    RecordDescriptor(key: Array("k\(i)".utf8), storedAt: base.addingTimeInterval(Double(i))),
+                    body: Array(repeating: UInt8(i % 251), count: 100 + i))
+            }
+            // Replacements and uses move both orders' keys; verify finds every key where it belongs.
+            for i in stride(from: 0, to: 300, by: 7) {
+                try store.store(
+                    RecordDescriptor(key: Array("k\(i)".utf8), storedAt: base.addingTimeInterval(Double(i) + 0.5)),
+                    body: [1, 2, 3])
+                _ = try store.record(for: Array("k\(i + 1)".utf8))
+            }
+            try store.flush()
+            #expect(try store.verify().strayIndexKeys == 0)
+            #expect(try store.removeAll(storedSince: base.addingTimeInterval(200)) == 100)
+            #expect(try store.statistics().entries == 200)
+            try store.rewriteIndex()
+            #expect(try store.statistics().directoryFormat == 1, "a rewrite keeps the directory's format")
+            #expect(try store.removeAll(storedSince: base.addingTimeInterval(100)) == 100)
+            let verification = try store.verify()
+            #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
         }
 
         @Test("T18 a format record of the wrong size is a typed error, not a misread")

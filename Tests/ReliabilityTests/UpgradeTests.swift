@@ -115,6 +115,24 @@ extension Reliability {
             #expect(try !store.verify(checkBodies: true).isDamaged)
         }
 
+        @Test("a directory this release creates (format 2) is refused by the earlier release, which changes nothing")
+        func newDirectoryRefusedByEarlierRelease() throws {
+            let scratch = Scratch()
+            let earlier = try Self.earlierWorker(in: scratch)
+            let dir = scratch.root + "/new"
+            let store = try CacheStore(directory: dir)
+            let entry = EarlierReleaseEntry(i: 3)
+            try store.store(
+                RecordDescriptor(
+                    key: entry.key, variant: entry.variant, partition: entry.partition, head: entry.head,
+                    userInfo: entry.userInfo), body: entry.body)
+            #expect(try store.statistics().directoryFormat == 2)
+            let refused = try ChildProcess.run(earlier, [dir, "open"])
+            #expect(refused.status == 2 && refused.err.contains("format 2"), "\(refused.status): \(refused.err)")
+            #expect(try entry.isServed(by: store))
+            #expect(try !store.verify(checkBodies: true).isDamaged)
+        }
+
         @Test(
             "the golden directory of the earlier release opens, serves every entry bit-exact, compacts, verifies and rebuilds"
         )
@@ -129,6 +147,7 @@ extension Reliability {
             let dir = scratch.root + "/golden"
             do { // (the handle closes at the end of this scope, before the index is lost)
                 let store = try CacheStore(directory: dir)
+                #expect(try store.statistics().directoryFormat == 1, "the earlier release's directory keeps its format")
                 for i in 0..<60 { #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i)") }
                 // Its usage counters are complete on first open (file_bytes counted from the records).
                 let usage = try store.diskUsage(measure: true)

@@ -40,6 +40,54 @@ struct RemovalTests {
         #expect(try store.record(for: bytes("k500")) == nil)
     }
 
+    @Test(
+        "one recency order (a new directory): remove-since goes by stored time, whatever the entries' use, and keeps no stored-time keys"
+    )
+    func removeSinceByStoredTimeInOneOrder() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        #expect(try store.statistics().directoryFormat == StoreFormats.directory)
+        let cut = Date(timeIntervalSinceNow: -3600)
+        // Stored before the cut and used after it (every store is a use now): stays.
+        try store.store(RecordDescriptor(key: bytes("old-used"), storedAt: cut.addingTimeInterval(-10)), body: bytes("a"))
+        _ = try store.record(for: bytes("old-used"))
+        // Stored after the cut: goes.
+        try store.store(RecordDescriptor(key: bytes("new"), storedAt: cut.addingTimeInterval(10)), body: bytes("b"))
+        // Stored a year ahead (a caller's date) and used now, before its stored time: goes, even
+        // for a date after now.
+        let ahead = Date(timeIntervalSinceNow: 365 * 86400)
+        try store.store(RecordDescriptor(key: bytes("ahead"), storedAt: ahead), body: bytes("c"))
+        _ = try store.record(for: bytes("ahead"))
+        try store.flush() // the uses reach the index
+        #expect(try store.removeAll(storedSince: ahead.addingTimeInterval(-1)) == 1)
+        #expect(try store.record(for: bytes("ahead"), variant: [], includeBody: false, countAsUse: false) == nil)
+        #expect(try store.removeAll(storedSince: cut) == 1)
+        #expect(try store.record(for: bytes("old-used"), variant: [], includeBody: false, countAsUse: false) != nil)
+        #expect(try store.record(for: bytes("new"), variant: [], includeBody: false, countAsUse: false) == nil)
+        // No key of a stored-time order was written: verify would count each as a stray.
+        let verification = try store.verify()
+        #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
+    }
+
+    @Test("one recency order: remove-since walks past thousands of entries used since the date but stored before it")
+    func removeSinceSkipsUsedEntries() throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache)
+        let cut = Date(timeIntervalSinceNow: -86400)
+        // 5,000 stored before the cut, all in the use order after it (stored now), interleaved
+        // with 1,500 stored after it: more kept entries than one transaction looks at.
+        for i in 0..<6500 {
+            let stored = i % 13 < 3 ? cut.addingTimeInterval(Double(i)) : cut.addingTimeInterval(-1 - Double(i))
+            try store.store(RecordDescriptor(key: bytes("k\(i)"), storedAt: stored), body: bytes("v\(i)"))
+        }
+        let expected = (0..<6500).filter { $0 % 13 < 3 }.count
+        #expect(try store.removeAll(storedSince: cut) == expected)
+        #expect(try store.statistics().entries == 6500 - expected)
+        #expect(try store.record(for: bytes("k3"), variant: [], includeBody: false, countAsUse: false) != nil)
+        #expect(try store.record(for: bytes("k2"), variant: [], includeBody: false, countAsUse: false) == nil)
+        #expect(try store.removeAll(storedSince: cut) == 0)
+    }
+
     @Test("remove-all empties the index and the body files")
     func removeAll() throws {
         let dir = TestDirectory()

@@ -56,10 +56,13 @@ extern "C" {
 /* ---- Formats ---------------------------------------------------------------------------- */
 
 /* What this build reads and writes (docs/Formats.md). The directory format is the index's
- * "format" meta record: a directory of another one is refused at open (SUC_EVERSION). Index
- * records and body files carry their own format, major × 256 + minor: a newer minor is read
- * (what it adds is skipped), a newer major is a miss that is never purged. */
-#define SUC_DIRECTORY_FORMAT 1
+ * "format" meta record: this build creates directories of SUC_DIRECTORY_FORMAT and opens those of
+ * SUC_DIRECTORY_FORMAT_OLDEST up to it; a directory of another one is refused at open
+ * (SUC_EVERSION). Format 2 keeps one recency order where format 1 keeps two. Index records and
+ * body files carry their own format, major × 256 + minor: a newer minor is read (what it adds
+ * is skipped), a newer major is a miss that is never purged. */
+#define SUC_DIRECTORY_FORMAT 2
+#define SUC_DIRECTORY_FORMAT_OLDEST 1
 #define SUC_RECORD_FORMAT_MAJOR 0
 #define SUC_RECORD_FORMAT_MINOR 3
 #define SUC_BODY_FORMAT_MAJOR 0
@@ -665,6 +668,7 @@ typedef struct suc_stats {
     uint64_t stores;          /* entries stored, ever (every process) */
     uint64_t hits;            /* lookups answered, ever, as reported by suc_cache_count_usage */
     uint64_t misses;          /* lookups not answered, ever, likewise */
+    uint32_t directory_format; /* the directory's format (SUC_DIRECTORY_FORMAT_OLDEST..SUC_DIRECTORY_FORMAT) */
 } suc_stats;
 
 /* Counters, kept exact in the same transaction as every change. Returns SUC_OK, or an

@@ -25,7 +25,7 @@ LAYERS = [
     ("index", ["index.c", "secondaries.c", "time_orders.c", "key_order.c", "tags.c", "partitions.c", "purge.c", "s3fifo.c"]),
     ("operations", ["body.c", "body_reader.c", "lookup.c", "writer.c", "refresh.c", "commit.c", "handoff.c", "eviction.c",
                     "bulk_remove.c", "lease.c", "quota.c", "generation.c", "earlier_releases.c", "usage.c", "space.c", "debug_hooks.c"]),
-    ("maintenance", ["maintenance.c"]),
+    ("maintenance", ["maintenance.c", "format_upgrade.c"]),
     ("handle", ["cache.c"]),
 ]
 

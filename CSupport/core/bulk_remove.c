@@ -11,18 +11,25 @@
 /* Bulk removals run in transactions of at most this many entries, so concurrent writers wait
  * briefly and the freelist stays small (docs/Reliability.md §4.3 rule 4). */
 #define BULK_BATCH 1000
-/* A walk of the use order looks at most this many keys a transaction (it skips the entries used
- * since the date but stored before it). */
+/* A walk that checks stored times looks at most this many keys a transaction (it skips the
+ * entries stored before the date). */
 #define BULK_LOOK (4 * BULK_BATCH)
 
-/* Which walk: the stored-time order from `since` (format 1), the use order from `since` with each
- * record's stored time checked (format 2), or the main table from the start (remove-all). */
-typedef enum bulk_walk { WALK_STORED_ORDER, WALK_USE_ORDER, WALK_MAIN } bulk_walk;
+/* What a transaction walks. Remove-all: the main table. Remove-since, chosen again by every
+ * transaction, since an upgrade can change the directory's format between two of them: the
+ * stored-time order from the date (format 1); the use order from the date, checking each
+ * record's stored time (format 2); the main table, checking every record (format 2 while its
+ * upgrade has not finished, when the use order may not yet hold every entry at or after its
+ * stored time). */
+typedef enum bulk_walk { WALK_STORED_ORDER, WALK_USE_ORDER, WALK_MAIN_CHECKED, WALK_MAIN } bulk_walk;
 
 typedef struct bulk_ctx {
-    bulk_walk walk;
+    int since;        /* remove-since (else remove-all) */
     int64_t since_ms;
-    /* the use-order walk goes on after this key (the last it looked at in a committed batch) */
+    bulk_walk walk;   /* this transaction's */
+    /* A walk that skips entries goes on after the last key the previous committed transaction
+     * looked at, when that transaction walked the same table. */
+    bulk_walk after_walk;
     uint8_t after[SUC_TKEY_LEN], next_after[SUC_TKEY_LEN];
     int have_after;
     suc_op op;        /* collects removed count and dead ids of the current transaction */
@@ -36,70 +43,90 @@ static void bulk_reset(void *vctx) {
     ctx->seen = 0;
 }
 
-/* Whether the use order's key names an entry stored since the date. A key whose record is gone
- * is a stray (dropped); another release's record, one that does not decode, or one stored
- * before the date stays. */
-typedef enum use_key_verdict { KEEP, REMOVE, STRAY } use_key_verdict;
-static use_key_verdict judge_use_key(suc_cache *c, MDB_txn *txn, const uint8_t *tkey, int64_t since_ms) {
-    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)tkey + 8}, mv;
+static bulk_walk choose_walk(suc_cache *c, MDB_txn *txn, const bulk_ctx *ctx) {
+    if (!ctx->since) return WALK_MAIN;
+    if (suc_time_order_kept(c, SUC_ORDER_STORED)) return WALK_STORED_ORDER;
+    uint64_t upgrading = 0;
+    return suc_meta_get(c, txn, SUC_META_FORMAT_UPGRADING, &upgrading) == 0 ? WALK_MAIN_CHECKED : WALK_USE_ORDER;
+}
+
+static MDB_dbi walk_table(suc_cache *c, bulk_walk walk) {
+    switch (walk) {
+    case WALK_STORED_ORDER: return suc_time_order_dbi(c, SUC_ORDER_STORED);
+    case WALK_USE_ORDER: return suc_time_order_dbi(c, SUC_ORDER_USE);
+    default: return c->dbi_main;
+    }
+}
+
+/* Whether a checked walk removes the entry whose ikey `key` names. A record that is gone (a
+ * stray key of the use order: dropped), of another release, that does not decode (its stored
+ * time is unknown; a lookup purges it) or stored before the date stays. */
+typedef enum verdict { KEEP, REMOVE, STRAY } verdict;
+static verdict judge(suc_cache *c, MDB_txn *txn, const uint8_t *ikey, int64_t since_ms) {
+    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)ikey}, mv;
     if (mdb_get(txn, c->dbi_main, &mk, &mv)) return STRAY;
     suc_record r;
-    int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
-    if (drc == SUC_EVERSION) return KEEP;
-    if (drc) return KEEP; /* its stored time is unknown; a lookup purges it */
+    if (suc_record_decode(mv.mv_data, mv.mv_size, &r)) return KEEP;
     return r.stored_at_ms >= since_ms ? REMOVE : KEEP;
+}
+
+/* Positions `cur` where this transaction's walk starts: after the previous transaction's last
+ * key when it walked the same table and skips entries, else at the date (a time order) or at the
+ * first key. */
+static int walk_start(bulk_ctx *ctx, MDB_cursor *cur, MDB_val *k, MDB_val *v) {
+    int resume = ctx->have_after && ctx->after_walk == ctx->walk &&
+                 (ctx->walk == WALK_USE_ORDER || ctx->walk == WALK_MAIN_CHECKED);
+    size_t klen = ctx->walk == WALK_USE_ORDER || ctx->walk == WALK_STORED_ORDER ? SUC_TKEY_LEN : SUC_IKEY_LEN;
+    if (resume) {
+        k->mv_size = klen;
+        k->mv_data = ctx->after;
+        int mrc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+        if (mrc == 0 && k->mv_size == klen && !memcmp(k->mv_data, ctx->after, klen))
+            mrc = mdb_cursor_get(cur, k, v, MDB_NEXT);
+        return mrc;
+    }
+    if (klen == SUC_IKEY_LEN) return mdb_cursor_get(cur, k, v, MDB_FIRST);
+    static const uint8_t zero[SUC_IKEY_LEN];
+    suc_tkey_make(ctx->since_ms, zero, ctx->next_after); /* scratch: the key to start from */
+    k->mv_size = SUC_TKEY_LEN;
+    k->mv_data = ctx->next_after;
+    return mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
 }
 
 static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     bulk_ctx *ctx = vctx;
+    ctx->walk = choose_walk(c, txn, ctx);
+    int checked = ctx->walk == WALK_USE_ORDER || ctx->walk == WALK_MAIN_CHECKED;
     /* Keys as found in the walked table: time-order keys (56 bytes) or ikeys (48). */
-    size_t klen = ctx->walk == WALK_MAIN ? SUC_IKEY_LEN : SUC_TKEY_LEN;
+    size_t klen = ctx->walk == WALK_USE_ORDER || ctx->walk == WALK_STORED_ORDER ? SUC_TKEY_LEN : SUC_IKEY_LEN;
+    size_t ikey_at = klen == SUC_TKEY_LEN ? 8 : 0;
     uint8_t *keys = malloc(BULK_BATCH * SUC_TKEY_LEN);
-    uint8_t *strays = ctx->walk == WALK_USE_ORDER ? malloc(BULK_BATCH * SUC_TKEY_LEN) : NULL;
-    if (!keys || (ctx->walk == WALK_USE_ORDER && !strays)) {
+    uint8_t *strays = malloc(BULK_BATCH * SUC_TKEY_LEN);
+    if (!keys || !strays) {
         free(keys);
         free(strays);
         return suc_fail(err, SUC_ENOMEM, "malloc(bulk)", ENOMEM, 0, "out of memory");
     }
     size_t n = 0, nstray = 0;
     int rc = SUC_OK;
-    MDB_dbi dbi = ctx->walk == WALK_STORED_ORDER ? suc_time_order_dbi(c, SUC_ORDER_STORED)
-                  : ctx->walk == WALK_USE_ORDER  ? suc_time_order_dbi(c, SUC_ORDER_USE)
-                                                 : c->dbi_main;
     MDB_cursor *cur;
-    int mrc = mdb_cursor_open(txn, dbi, &cur);
+    int mrc = mdb_cursor_open(txn, walk_table(c, ctx->walk), &cur);
     if (mrc) {
         free(keys);
         free(strays);
         return suc_fail_mdb(err, "mdb_cursor_open", mrc);
     }
-    uint8_t start[SUC_TKEY_LEN];
     MDB_val k, v;
-    if (ctx->walk == WALK_MAIN) {
-        mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    } else {
-        if (ctx->have_after) {
-            memcpy(start, ctx->after, SUC_TKEY_LEN);
-        } else {
-            uint8_t zero[SUC_IKEY_LEN] = {0};
-            suc_tkey_make(ctx->since_ms, zero, start);
-        }
-        k.mv_size = SUC_TKEY_LEN;
-        k.mv_data = start;
-        mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-        if (mrc == 0 && ctx->have_after && k.mv_size == SUC_TKEY_LEN && !memcmp(k.mv_data, ctx->after, SUC_TKEY_LEN))
-            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    for (; mrc == 0 && n < BULK_BATCH && nstray < BULK_BATCH && ctx->seen < BULK_LOOK;
+    for (mrc = walk_start(ctx, cur, &k, &v); mrc == 0 && n < BULK_BATCH && nstray < BULK_BATCH && ctx->seen < BULK_LOOK;
          mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != klen) continue;
         ctx->seen++;
-        if (ctx->walk == WALK_USE_ORDER) {
-            memcpy(ctx->next_after, k.mv_data, SUC_TKEY_LEN);
-            use_key_verdict verdict = judge_use_key(c, txn, k.mv_data, ctx->since_ms);
-            if (verdict == KEEP) continue;
-            if (verdict == STRAY) {
-                memcpy(strays + nstray++ * SUC_TKEY_LEN, k.mv_data, SUC_TKEY_LEN);
+        if (checked) {
+            memcpy(ctx->next_after, k.mv_data, klen);
+            verdict d = judge(c, txn, (const uint8_t *)k.mv_data + ikey_at, ctx->since_ms);
+            if (d == KEEP) continue;
+            if (d == STRAY) {
+                if (ctx->walk == WALK_USE_ORDER) memcpy(strays + nstray++ * SUC_TKEY_LEN, k.mv_data, SUC_TKEY_LEN);
                 continue;
             }
         }
@@ -113,7 +140,7 @@ static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, strays + i * SUC_TKEY_LEN, err);
     for (size_t i = 0; rc == SUC_OK && i < n; i++) {
         uint8_t *key = keys + i * SUC_TKEY_LEN;
-        rc = suc_index_delete(c, txn, ctx->walk == WALK_MAIN ? key : key + 8, &ctx->op, &d, err);
+        rc = suc_index_delete(c, txn, key + ikey_at, &ctx->op, &d, err);
         if (rc == MDB_NOTFOUND) {
             rc = SUC_OK;
             if (ctx->walk == WALK_STORED_ORDER) /* a time-order key whose record is gone: drop the stray */
@@ -126,12 +153,12 @@ static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return suc_meta_add_counters(c, txn, &d, err);
 }
 
-static int bulk_remove(suc_cache *c, bulk_walk walk, int64_t since_ms, uint64_t *out_removed, suc_error *err) {
+static int bulk_remove(suc_cache *c, int since, int64_t since_ms, uint64_t *out_removed, suc_error *err) {
     int rc = suc_cache_check_fork(c, err);
     if (rc) return rc;
     uint64_t total = 0;
     bulk_ctx ctx = {0};
-    ctx.walk = walk;
+    ctx.since = since;
     ctx.since_ms = since_ms;
     for (;;) {
         memset(&ctx.op, 0, sizeof ctx.op);
@@ -140,9 +167,10 @@ static int bulk_remove(suc_cache *c, bulk_walk walk, int64_t since_ms, uint64_t 
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count);
             total += ctx.op.removed;
-            if (ctx.seen) { /* the next batch goes on after what this one looked at */
+            if (ctx.seen) { /* where the next transaction goes on, if it walks the same table */
                 memcpy(ctx.after, ctx.next_after, SUC_TKEY_LEN);
-                ctx.have_after = walk == WALK_USE_ORDER;
+                ctx.after_walk = ctx.walk;
+                ctx.have_after = 1;
             }
         }
         suc_op_release(&ctx.op);
@@ -153,11 +181,9 @@ static int bulk_remove(suc_cache *c, bulk_walk walk, int64_t since_ms, uint64_t 
 }
 
 int suc_remove_since(suc_cache *c, int64_t since_ms, uint64_t *out_removed, suc_error *err) {
-    return bulk_remove(c, suc_time_order_kept(c, SUC_ORDER_STORED) ? WALK_STORED_ORDER : WALK_USE_ORDER, since_ms,
-                       out_removed, err);
+    return bulk_remove(c, 1, since_ms, out_removed, err);
 }
 
 int suc_remove_all(suc_cache *c, uint64_t *out_removed, suc_error *err) {
-    return bulk_remove(c, WALK_MAIN, 0, out_removed, err);
+    return bulk_remove(c, 0, 0, out_removed, err);
 }
-

@@ -213,7 +213,7 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         return suc_fail(err, SUC_EVERSION, "meta", 0, 0,
                         "cache format %llu is not supported (this build reads %u to %u)",
                         (unsigned long long)format, SUC_DIRECTORY_FORMAT_OLDEST, SUC_FORMAT_VERSION);
-    c->directory_format = (int)format;
+    atomic_store_explicit(&c->directory_format, (int)format, memory_order_relaxed);
     if (suc_meta_get(c, txn, "file_bytes", &file_bytes) == MDB_NOTFOUND) {
         if ((rc = count_file_bytes(c, txn, &file_bytes)) || (rc = suc_meta_put(c, txn, "file_bytes", file_bytes)))
             return suc_fail_mdb(err, "recount(file_bytes)", rc);

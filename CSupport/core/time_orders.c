@@ -26,10 +26,10 @@ static int64_t stored_time(const suc_cache *c, const suc_record *r) {
     return r->stored_at_ms;
 }
 int64_t suc_use_order_time(const suc_cache *c, const suc_record *r) {
-    if (c->directory_format < 2 || r->last_used_ms >= r->stored_at_ms) return r->last_used_ms;
+    if (suc_directory_format(c) < 2 || r->last_used_ms >= r->stored_at_ms) return r->last_used_ms;
     return r->stored_at_ms;
 }
-static int keeps_stored_order(const suc_cache *c) { return c->directory_format < 2; }
+static int keeps_stored_order(const suc_cache *c) { return suc_directory_format(c) < 2; }
 
 static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
                    suc_error *err) {

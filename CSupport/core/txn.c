@@ -203,6 +203,16 @@ static _Thread_local uint64_t last_lock_ms;
 
 uint64_t suc_last_write_lock_ms(void) { return last_lock_ms; }
 
+/* An upgrade turns a directory of format 1 into 2 under open handles: every write reads the format
+ * again (one lookup in `meta`, whose pages the commit writes anyway), so from the upgrade's commit
+ * on no process of this release keeps the stored-time order or walks it. */
+static void refresh_directory_format(suc_cache *c, MDB_txn *txn) {
+    uint64_t format;
+    if (suc_meta_get(c, txn, "format", &format) == 0 && format >= SUC_DIRECTORY_FORMAT_OLDEST &&
+        format <= SUC_DIRECTORY_FORMAT)
+        atomic_store_explicit(&c->directory_format, (int)format, memory_order_relaxed);
+}
+
 int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ctx, int removal_only, suc_error *err) {
     int reliefs = 0; /* a commit that still does not fit after a relief may try again after another */
     for (int attempt = 0;; attempt++) {
@@ -233,6 +243,7 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
             continue;
         }
         suc_journal_begin(c, txn);
+        refresh_directory_format(c, txn);
         int rc = fn(c, txn, ctx, &local);
         /* A relaxed commit is not synced: the directory says so durably first (unsynced.c). */
         if (rc == SUC_OK && c->unsyncedfd >= 0) rc = suc_unsynced_before_commit(c, txn, &local);
@@ -667,7 +678,7 @@ int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
     /* This process's counts not yet written are part of the truth too. */
     out->hits += atomic_load(&c->pending_hits);
     out->misses += atomic_load(&c->pending_misses);
-    out->directory_format = (uint32_t)c->directory_format;
+    out->directory_format = (uint32_t)suc_directory_format(c);
     MDB_envinfo info;
     MDB_stat est;
     if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {

@@ -73,9 +73,10 @@ struct suc_cache {
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
-    /* the directory's format, read at open: 1 keeps the stored-time order (by_time) beside the
-     * use order, 2 the use order alone (time_orders.c) */
-    int directory_format;
+    /* the directory's format: 1 keeps the stored-time order (by_time) beside the use order, 2 the
+     * use order alone (time_orders.c). Read at open and again by every write transaction, since
+     * an upgrade turns 1 into 2 under open handles (format_upgrade.c); suc_directory_format */
+    _Atomic int directory_format;
     uint64_t map_size;
 
     /* Every transaction holds this shared; map growth holds it exclusive, because
@@ -160,6 +161,10 @@ int suc_allocate_lock_file(int rootfd, const char *lock, uint32_t max_readers, s
 /* Meta record: when this index was made where one was lost (ms). A rebuild restores only body
  * files written before it; without it (an index never lost) it restores none. */
 #define SUC_META_REBUILD_BEFORE "rebuild_before"
+/* Present while an upgrade from directory format 1 to 2 has not finished (format_upgrade.c):
+ * remove-since then walks the main table, since the use order may not yet hold every entry at
+ * or after its stored time. */
+#define SUC_META_FORMAT_UPGRADING "format_upgrading"
 
 /* ---- a full file system (files.c) ------------------------------------------------------- */
 
@@ -284,6 +289,9 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
 uint64_t suc_last_write_lock_ms(void);
 
 int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
+static inline int suc_directory_format(const suc_cache *c) {
+    return atomic_load_explicit(&c->directory_format, memory_order_relaxed);
+}
 /* Every change of the index goes through these (mdb_put, mdb_del, mdb_cursor_del with the
  * same results), so that a rewrite copying the index meanwhile learns of it (journal.c). */
 int suc_txn_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);

@@ -87,6 +87,7 @@ struct JSONOutputTests {
             ["show", dir.cache, "https://a.test/3", "--json"],
             ["purge", dir.cache, "--url", "https://a.test/4", "--dry-run", "--json"],
             ["url-order", dir.cache, "--on", "--json"],
+            ["upgrade", dir.cache, "--json"],
             ["purge", dir.cache, "--prefix", "https://a.test/5", "--json"],
             [
                 "compact", dir.cache, "--max-size", "1KiB", "--low-water", "50%", "--max-age", "30d", "--min-free",
@@ -102,6 +103,8 @@ struct JSONOutputTests {
         #expect(try run(["compact", dir.cache, "--max-size", "20XB"]).status == 2)
         #expect(try run(["purge", dir.cache]).status == 2)
         #expect(try run(["url-order", dir.cache, "--on", "--off"]).status == 2)
+        let upgrade = try run(["upgrade", dir.cache])
+        #expect(upgrade.status == 0 && upgrade.out.contains("directory format") && upgrade.out.contains("2 → 2"), "\(upgrade)")
         let order = try run(["url-order", dir.cache])
         #expect(order.status == 0 && order.out.contains("kept") && !order.out.contains("not kept"), "\(order.out)")
         let missing = try run(["stats", dir.root + "/absent"])

@@ -46,6 +46,13 @@ enum ReliabilityWorker {
             case "rel-rewriter": try rewriter(dir, millis: UInt32(args[3])!, seed: UInt64(args[4])!, point: args[5])
             case "rel-queue-and-die": try queueAndDie(dir, key: args[3], seq: UInt64(args[4])!)
             case "rel-openclose": try openClose(dir, times: Int(args[3])!)
+            case "rel-upgrade":
+                // Upgrades the directory's format; with NTH > 0 the process dies at its NTH commit
+                // (a kill -9 inside the upgrade, between two of its transactions).
+                let store = try CacheStore(directory: dir)
+                if let nth = Int(args[3]), nth > 0 { InjectedFault.commit.inject(nth: nth, abortProcess: true) }
+                let done = try store.upgradeDirectoryFormat()
+                print("UPGRADED \(done.formatBefore) \(done.formatAfter) \(done.rekeyedEntries) \(done.droppedStoredTimeKeys)")
             case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
             case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
             case "rel-mapwriter":

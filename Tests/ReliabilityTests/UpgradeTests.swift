@@ -65,6 +65,10 @@ extension Reliability {
                 try store.setPartitionQuota(Array("p1".utf8), maxBytes: 1 << 20, allowNewPartition: true)
             }
             #expect(refused?.code == .unsupportedVersion && refused?.message.contains("earlier release") == true)
+            // So is the upgrade to format 2, which the earlier release could not follow.
+            let notYet = #expect(throws: CacheError.self) { try store.upgradeDirectoryFormat() }
+            #expect(notYet?.code == .busy && notYet?.message.contains("earlier release") == true, "\(String(describing: notYet))")
+            #expect(try store.statistics().directoryFormat == 1)
             // The URL order can be kept meanwhile: what the earlier release stores has no posting.
             try store.setKeyOrder(kept: true)
             // Incompressible 1.8 KB bodies: inline, each record on its own overflow page.
@@ -113,6 +117,13 @@ extension Reliability {
             #expect(late.status == 2 && late.err.contains("not a cache"), "\(late.status): \(late.err)")
             #expect(try store.statistics().entries == entries)
             #expect(try !store.verify(checkBodies: true).isDamaged)
+            // With the earlier release gone, the upgrade to format 2 goes through; nothing is lost.
+            let upgraded = try store.upgradeDirectoryFormat()
+            #expect(upgraded.formatBefore == 1 && upgraded.formatAfter == 2, "\(upgraded)")
+            #expect(try store.statistics().entries == entries)
+            for i in acked { #expect(try EarlierReleaseEntry(i: i).isServed(by: store), "old-\(i) after the upgrade") }
+            let verification = try store.verify(checkBodies: true)
+            #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
         }
 
         @Test("a directory this release creates (format 2) is refused by the earlier release, which changes nothing")

@@ -557,6 +557,19 @@ int suc_eviction_policy_set(suc_cache *cache, int policy, suc_error *err);
  * does not know). Returns SUC_OK or an environment error. */
 int suc_eviction_policy_get(suc_cache *cache, int *out_policy, suc_error *err);
 
+/* Turns a directory of format 1 (both time orders) into format 2 (the use order alone) while
+ * other processes use it (docs/Formats.md, "One recency order"): in write transactions of 1,000
+ * entries or keys; an upgrade stopped anywhere is finished by the next call. A directory of
+ * format 2 is left as it is. Returns SUC_OK; SUC_EBUSY while a process of a release before index
+ * generations has the directory open, or when /proc/locks cannot tell (nothing changed); or an
+ * environment error. */
+typedef struct suc_upgrade_report {
+    uint32_t format_before, format_after;
+    uint64_t rekeyed_entries; /* entries stored ahead of their last use, moved in the use order */
+    uint64_t dropped_keys;    /* keys of the stored-time order dropped */
+} suc_upgrade_report;
+int suc_directory_upgrade(suc_cache *cache, suc_upgrade_report *out, suc_error *err);
+
 /* Marks (key, variant), or with variant == NULL every variant of key, stale (see
  * SUC_PURGE_SOFT). `out_marked` (may be NULL) gets how many were marked now. Returns as
  * suc_remove: SUC_OK (also when nothing was marked); SUC_EINVAL without a key, or for a NULL

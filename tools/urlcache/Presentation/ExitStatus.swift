@@ -9,7 +9,7 @@ import SharedURLCacheStore
 /// | 1 | findings: `verify` found damage (after `--fix`: damage it could not repair); `show` found no entry |
 /// | 2 | usage: unknown option, bad size/age/date/URL, conflicting options |
 /// | 3 | cache error: the directory is missing, unsafe, not a cache, of another format; I/O failure |
-/// | 4 | busy: another compaction holds the directory's lock (cron overlap; use `--wait` to wait) |
+/// | 4 | busy: another compaction holds the directory's lock (cron overlap; use `--wait` to wait); `upgrade`: a process of an earlier release has the directory open |
 enum ExitStatus: Int32, Sendable, Hashable, CaseIterable {
     case success = 0
     case findings = 1

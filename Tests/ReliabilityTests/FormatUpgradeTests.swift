@@ -1,0 +1,85 @@
+import Foundation
+import SharedURLCacheStore
+import Testing
+import TestProcess
+
+extension Reliability.LimitsAndFormat {
+    @Test(
+        "T18 format 1 → 2 beside a storing process, killed in the middle and run again: every acknowledged store kept, remove-since exact in between and after, verify clean"
+    )
+    func upgradeUnderLoad() throws {
+        let scratch = Scratch()
+        let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+        _ = try CacheStore(directory: dir) // an empty directory, then marked format 1
+        guard try Self.setFormat(dir, valueHex: "0100000000000000") else {
+            print("T18 skipped: mdb_dump/mdb_load missing"); return
+        }
+        let now = Date()
+        let ahead = now.addingTimeInterval(86400)
+        do {
+            let store = try CacheStore(directory: dir)
+            #expect(try store.statistics().directoryFormat == 1)
+            for i in 0..<2500 {
+                try store.store(
+                    RecordDescriptor(key: Array("past-\(i)".utf8), storedAt: now.addingTimeInterval(-1000 - Double(i))),
+                    body: Array("p\(i)".utf8))
+            }
+            // Stored ahead of the clock: in format 1 their use-order key is their last use (now),
+            // so the upgrade must move them to their stored time.
+            for i in 0..<300 {
+                try store.store(
+                    RecordDescriptor(key: Array("ahead-\(i)".utf8), storedAt: ahead.addingTimeInterval(Double(i))),
+                    body: Array("a\(i)".utf8))
+            }
+        }
+        // Given: another process storing all along.
+        let writer = try Child(["writer", dir, String(runSeed("upgradeUnderLoad")), "1", "200"])
+        #expect(writer.waitForLines(startingWith: "ACK "), "the writer stored")
+        // When: an upgrade dies at its third commit (format 2 written, one batch of the main table
+        // moved, the rest not), and the store is asked for remove-since meanwhile.
+        let killed = try Child.run(["rel-upgrade", dir, "3"])
+        #expect(killed.status != 0 && !killed.out.contains("UPGRADED"), "the upgrade died: \(killed)")
+        let store = try CacheStore(directory: dir)
+        #expect(try store.statistics().directoryFormat == 2)
+        #expect(try store.removeAll(storedSince: ahead.addingTimeInterval(150)) == 150, "exact while unfinished")
+        // Then: run again, it finishes.
+        let again = try Child.run(["rel-upgrade", dir, "0"])
+        #expect(again.status == 0 && again.out.hasPrefix("UPGRADED 2 2 "), "\(again)")
+        let w = writer.killed()
+        #expect(acks.append(w.out) > 0, "the writer made progress")
+        #expect(try store.removeAll(storedSince: ahead) == 150, "exact after: the moved entries are found")
+        #expect(try store.removeAll(storedSince: now.addingTimeInterval(-500)) > 0, "the writer's entries")
+        for i in stride(from: 0, to: 2500, by: 50) {
+            #expect(try store.record(for: Array("past-\(i)".utf8))?.body == Array("p\(i)".utf8), "past-\(i)")
+        }
+        let verification = try store.verify(checkBodies: true)
+        #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
+        // Running it on a directory of format 2 changes nothing.
+        let twice = try store.upgradeDirectoryFormat()
+        #expect(twice.formatBefore == 2 && twice.formatAfter == 2 && twice.droppedStoredTimeKeys == 0, "\(twice)")
+    }
+
+    @Test("T18 an upgrade of a directory that holds entries stored ahead of their use moves each to its stored time")
+    func upgradeMovesEntriesStoredAhead() throws {
+        let scratch = Scratch()
+        let dir = scratch.cache
+        _ = try CacheStore(directory: dir)
+        guard try Self.setFormat(dir, valueHex: "0100000000000000") else {
+            print("T18 skipped: mdb_dump/mdb_load missing"); return
+        }
+        let store = try CacheStore(directory: dir)
+        let ahead = Date(timeIntervalSinceNow: 3600)
+        for i in 0..<40 {
+            try store.store(
+                RecordDescriptor(key: Array("k\(i)".utf8), storedAt: i % 4 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
+                body: [UInt8(i)])
+        }
+        let done = try store.upgradeDirectoryFormat()
+        #expect(done.formatBefore == 1 && done.formatAfter == 2, "\(done)")
+        #expect(done.rekeyedEntries == 10 && done.droppedStoredTimeKeys == 40, "\(done)")
+        #expect(try store.statistics().directoryFormat == 2)
+        #expect(try store.removeAll(storedSince: ahead) == 10)
+        let verification = try store.verify()
+        #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
+    }
+}

@@ -6,9 +6,10 @@
  *    transaction of this release reads the format (txn.c), so from this commit on no process
  *    keeps the stored-time order; while the marker is there, remove-since walks the main table
  *    (bulk_remove.c), which needs no order.
- * 2. The main table is walked in batches, and an entry whose last use is before its stored time
- *    (a stored time ahead of the clock) moves in the use order to its stored time: format 2's
- *    place for it, which remove-since relies on.
+ * 2. The main table is walked in read snapshots, and an entry whose last use is before its stored
+ *    time (a stored time ahead of the clock) moves in the use order to its stored time, in a
+ *    write transaction per batch that has one: format 2's place for it, which remove-since
+ *    relies on.
  * 3. The stored-time order's keys are dropped in batches.
  * 4. One transaction removes the marker: remove-since walks the use order from then on.
  * Each step is idempotent, so an upgrade stopped anywhere (a crash, a kill) is finished by the
@@ -25,8 +26,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define UPGRADE_BATCH 1000
+/* Between two write transactions: a store waiting for the write lock takes it now (released and
+ * taken straight back, a mutex mostly goes to the thread that released it; maintenance.c). */
+#define YIELD_US 500
 
 static int begin_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     (void)vctx;
@@ -35,54 +40,69 @@ static int begin_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return mrc ? suc_fail_mdb(err, "mdb_put(meta)", mrc) : SUC_OK;
 }
 
-/* One batch of a walk: keys collected under a cursor, then changed with the cursor closed, each
- * through suc_txn_put / suc_txn_del so that a rewrite copying the index meanwhile carries them. */
+/* One batch: keys collected under a cursor, then changed with the cursor closed, each through
+ * suc_txn_put / suc_txn_del so that a rewrite copying the index meanwhile carries them. */
 typedef struct batch_ctx {
-    /* the rekeying walk of main goes on after `after` (the last key of the last committed batch;
-     * `next_after` is this batch's until it commits) */
+    /* the walk of main goes on after `after` (the last key of the last batch; `next_after` is this
+     * batch's until it is done) */
     uint8_t after[SUC_IKEY_LEN], next_after[SUC_IKEY_LEN];
     int have_after;
-    size_t seen, changed;
-    uint8_t keys[UPGRADE_BATCH][2][SUC_TKEY_LEN];
+    size_t seen, found, changed;
+    uint8_t keys[UPGRADE_BATCH][SUC_TKEY_LEN];
 } batch_ctx;
 
 static void batch_reset(void *vctx) {
     batch_ctx *ctx = vctx;
-    ctx->seen = 0;
     ctx->changed = 0;
 }
 
-/* Moves the use-order key of each entry stored ahead of its last use from its last use (format
- * 1's place) to its stored time (format 2's), for the next UPGRADE_BATCH records of main. */
-static int rekey_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
-    batch_ctx *ctx = vctx;
+/* In a read snapshot, without the write lock: the next UPGRADE_BATCH records of main, keeping the
+ * index keys of those whose last use is before their stored time (a stored time ahead of the
+ * clock), the entries whose place in the use order format 2 moves. */
+static int find_stored_ahead(suc_cache *c, batch_ctx *ctx, suc_error *err) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, err);
+    if (rc) return rc;
+    ctx->seen = ctx->found = 0;
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_main, &cur);
-    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(main)", mrc);
-    MDB_val k = {SUC_IKEY_LEN, ctx->after}, v;
-    mrc = mdb_cursor_get(cur, &k, &v, ctx->have_after ? MDB_SET_RANGE : MDB_FIRST);
-    if (mrc == 0 && ctx->have_after && k.mv_size == SUC_IKEY_LEN && !memcmp(k.mv_data, ctx->after, SUC_IKEY_LEN))
-        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    size_t n = 0;
-    for (; mrc == 0 && ctx->seen < UPGRADE_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != SUC_IKEY_LEN) continue;
-        ctx->seen++;
-        memcpy(ctx->next_after, k.mv_data, SUC_IKEY_LEN);
-        suc_record r;
-        if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.last_used_ms >= r.stored_at_ms) continue;
-        suc_tkey_make(r.last_used_ms, k.mv_data, ctx->keys[n][0]);
-        suc_tkey_make(r.stored_at_ms, k.mv_data, ctx->keys[n][1]);
-        n++;
+    if (!mrc) {
+        MDB_val k = {SUC_IKEY_LEN, ctx->after}, v;
+        mrc = mdb_cursor_get(cur, &k, &v, ctx->have_after ? MDB_SET_RANGE : MDB_FIRST);
+        if (mrc == 0 && ctx->have_after && k.mv_size == SUC_IKEY_LEN && !memcmp(k.mv_data, ctx->after, SUC_IKEY_LEN))
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        for (; mrc == 0 && ctx->seen < UPGRADE_BATCH; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != SUC_IKEY_LEN) continue;
+            ctx->seen++;
+            memcpy(ctx->next_after, k.mv_data, SUC_IKEY_LEN);
+            suc_record r;
+            if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.last_used_ms >= r.stored_at_ms) continue;
+            memcpy(ctx->keys[ctx->found++], k.mv_data, SUC_IKEY_LEN);
+        }
+        mdb_cursor_close(cur);
     }
-    mdb_cursor_close(cur);
-    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(main)", mrc);
+    suc_rtxn_end(c, txn);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_get(main)", mrc) : SUC_OK;
+}
+
+/* Moves each found entry's use-order key from its last use (format 1's place) to its stored time
+ * (format 2's), as the record is now: it may have been stored again or used since the read. */
+static int rekey_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    batch_ctx *ctx = vctx;
     MDB_dbi by_use = suc_time_order_dbi(c, SUC_ORDER_USE);
-    for (size_t i = 0; i < n; i++) {
-        MDB_val old_key = {SUC_TKEY_LEN, ctx->keys[i][0]}, new_key = {SUC_TKEY_LEN, ctx->keys[i][1]};
-        MDB_val empty = {0, NULL};
-        int drc = suc_txn_del(c, txn, by_use, &old_key);
-        if (drc && drc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(by_use)", drc);
-        if ((drc = suc_txn_put(c, txn, by_use, &new_key, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", drc);
+    for (size_t i = 0; i < ctx->found; i++) {
+        MDB_val k = {SUC_IKEY_LEN, ctx->keys[i]}, v;
+        suc_record r;
+        if (mdb_get(txn, c->dbi_main, &k, &v) || suc_record_decode(v.mv_data, v.mv_size, &r) ||
+            r.last_used_ms >= r.stored_at_ms)
+            continue;
+        uint8_t old_key[SUC_TKEY_LEN], new_key[SUC_TKEY_LEN];
+        suc_tkey_make(r.last_used_ms, ctx->keys[i], old_key);
+        suc_tkey_make(r.stored_at_ms, ctx->keys[i], new_key);
+        MDB_val ok = {SUC_TKEY_LEN, old_key}, nk = {SUC_TKEY_LEN, new_key}, empty = {0, NULL};
+        int mrc = suc_txn_del(c, txn, by_use, &ok);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
+        if ((mrc = suc_txn_put(c, txn, by_use, &nk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
         ctx->changed++;
     }
     return SUC_OK;
@@ -96,15 +116,17 @@ static int drop_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     int mrc = mdb_cursor_open(txn, by_time, &cur);
     if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_time)", mrc);
     MDB_val k, v;
-    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && ctx->seen < UPGRADE_BATCH;
+    size_t n = 0;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && n < UPGRADE_BATCH;
          mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != SUC_TKEY_LEN) continue; /* not one of ours: left alone */
-        memcpy(ctx->keys[ctx->seen++][0], k.mv_data, SUC_TKEY_LEN);
+        memcpy(ctx->keys[n++], k.mv_data, SUC_TKEY_LEN);
     }
     mdb_cursor_close(cur);
     if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(by_time)", mrc);
-    for (size_t i = 0; i < ctx->seen; i++) {
-        MDB_val key = {SUC_TKEY_LEN, ctx->keys[i][0]};
+    ctx->seen = n;
+    for (size_t i = 0; i < n; i++) {
+        MDB_val key = {SUC_TKEY_LEN, ctx->keys[i]};
         int drc = suc_txn_del(c, txn, by_time, &key);
         if (drc && drc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(by_time)", drc);
         ctx->changed++;
@@ -161,9 +183,13 @@ int suc_directory_upgrade(suc_cache *c, suc_upgrade_report *out, suc_error *err)
     batch_ctx *b = calloc(1, sizeof *b);
     if (!b) return suc_fail(err, SUC_ENOMEM, "calloc(upgrade)", ENOMEM, 0, "out of memory");
     do {
-        batch_reset(b);
-        if ((rc = suc_write_txn_ex(c, rekey_apply, batch_reset, b, 0, err))) break;
-        out->rekeyed_entries += b->changed;
+        if ((rc = find_stored_ahead(c, b, err))) break;
+        if (b->found) {
+            batch_reset(b);
+            if ((rc = suc_write_txn_ex(c, rekey_apply, batch_reset, b, 0, err))) break;
+            out->rekeyed_entries += b->changed;
+            usleep(YIELD_US);
+        }
         memcpy(b->after, b->next_after, SUC_IKEY_LEN);
         b->have_after = 1;
     } while (b->seen == UPGRADE_BATCH);
@@ -172,6 +198,7 @@ int suc_directory_upgrade(suc_cache *c, suc_upgrade_report *out, suc_error *err)
         if ((rc = suc_write_txn_ex(c, drop_apply, batch_reset, b, 1, err))) break;
         out->dropped_keys += b->changed;
         if (b->seen < UPGRADE_BATCH) break;
+        usleep(YIELD_US);
     }
     free(b);
     if (rc) return rc;

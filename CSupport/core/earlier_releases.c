@@ -152,3 +152,21 @@ int suc_earlier_release_attached(suc_cache *c) {
     free(h);
     return result;
 }
+
+int suc_refuse_while_earlier_release(suc_cache *c, const char *what, const char *later, const char *instead,
+                                     int *out_pid, suc_error *err) {
+    *out_pid = 0;
+    if (suc_gen_current(c) != 0) return SUC_OK;
+    int pid = suc_earlier_release_attached(c);
+    *out_pid = pid;
+    if (pid > 0)
+        return suc_fail(err, SUC_EBUSY, what, 0, 0, "process %d of an earlier release uses index.lmdb: %s once it stops",
+                        pid, later);
+    if (pid < 0)
+        return suc_fail(err, SUC_EBUSY, what, 0, 0,
+                        "cannot tell from /proc/locks whether a process of an earlier release uses index.lmdb "
+                        "(this process runs in a pid namespace of its own, /proc/locks is missing, or it does "
+                        "not list this process's own lock): %s",
+                        instead);
+    return SUC_OK;
+}

@@ -163,17 +163,10 @@ int suc_directory_upgrade(suc_cache *c, suc_upgrade_report *out, suc_error *err)
     if ((rc = read_state(c, &format, &upgrading, err))) return rc;
     out->format_before = (uint32_t)format;
     if (format == 1) {
-        if (suc_gen_current(c) == 0) {
-            int pid = suc_earlier_release_attached(c);
-            if (pid > 0)
-                return suc_fail(err, SUC_EBUSY, "upgrade", 0, 0,
-                                "process %d of an earlier release uses the directory: upgrade once it stops", pid);
-            if (pid < 0)
-                return suc_fail(err, SUC_EBUSY, "upgrade", 0, 0,
-                                "cannot tell from /proc/locks whether a process of an earlier release uses the "
-                                "directory (a pid namespace of its own, or /proc/locks unreadable): not upgraded; "
-                                "run it from the host's namespace");
-        }
+        int pid;
+        if ((rc = suc_refuse_while_earlier_release(c, "upgrade", "the directory is upgraded",
+                                                   "not upgraded; upgrade from the host's namespace", &pid, err)))
+            return rc;
         if ((rc = suc_write_txn_ex(c, begin_apply, NULL, NULL, 0, err))) return rc;
         atomic_store_explicit(&c->directory_format, 2, memory_order_relaxed);
     } else if (!upgrading) {

@@ -128,19 +128,12 @@ static int copy_table(suc_cache *c, MDB_txn *src, unsigned id, MDB_env *dst, con
  * go on writing to it after it is retired. SUC_EBUSY while one may be attached, and when that
  * cannot be told: compaction then evicts without rewriting (docs/Capacity.md). */
 static int refuse_if_earlier_release(suc_cache *c, int *deferral, int *out_pid, suc_error *err) {
-    if (suc_gen_current(c) != 0) return SUC_OK;
-    int pid = suc_earlier_release_attached(c);
+    int pid = 0;
+    int rc = suc_refuse_while_earlier_release(c, "rewrite(index)", "the index is rewritten",
+                                              "not rewritten; compact from the host's namespace", &pid, err);
     if (pid != 0) *deferral = pid > 0 ? SUC_REWRITE_DEFERRED_EARLIER_RELEASE : SUC_REWRITE_DEFERRED_CANNOT_TELL;
     if (pid > 0) *out_pid = pid;
-    if (pid > 0)
-        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
-                        "process %d of an earlier release uses index.lmdb: the index is rewritten once it stops", pid);
-    if (pid < 0)
-        return suc_fail(err, SUC_EBUSY, "rewrite(index)", 0, 0,
-                        "cannot tell from /proc/locks whether a process of an earlier release uses index.lmdb "
-                        "(this process runs in a pid namespace of its own, /proc/locks is missing, or it does "
-                        "not list this process's own lock): not rewritten; compact from the host's namespace");
-    return SUC_OK;
+    return rc;
 }
 
 /* Makes the next generation's files and opens them (not yet published). */

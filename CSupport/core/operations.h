@@ -110,6 +110,12 @@ int suc_index_rewrite(suc_cache *c, uint64_t *out_entries, uint64_t *out_lock_ms
  * before them), 0 when none has, -1 when it cannot be told (a pid namespace of its own, whose
  * /proc/locks hides other processes' locks; no /proc/locks; this process's own lock not listed). */
 int suc_earlier_release_attached(suc_cache *c);
+/* SUC_EBUSY, saying so, while such a process may have generation 0 open or that cannot be told
+ * (*out_pid: as suc_earlier_release_attached); SUC_OK when none has, and at any later generation.
+ * `what` names the refused step, `later` what happens once the process stops ("the index is
+ * rewritten"), `instead` what is done when it cannot be told. */
+int suc_refuse_while_earlier_release(suc_cache *c, const char *what, const char *later, const char *instead,
+                                     int *out_pid, suc_error *err);
 /* Removes files of generations older than the current one, and unpublished attempts. */
 int suc_remove_stale_generations(suc_cache *c);
 

@@ -2,8 +2,9 @@ import CSharedURLCache
 
 /// What ``CacheStore/upgradeDirectoryFormat()`` did.
 public struct DirectoryFormatUpgrade: Sendable, Hashable, Codable {
-    /// The directory's format before, and after (2 once the upgrade finished).
+    /// The directory's format before the call.
     public var formatBefore: Int
+    /// Its format after (2 once the upgrade finished).
     public var formatAfter: Int
     /// Entries stored ahead of their last use (a stored time in the future), moved in the use
     /// order to their stored time, where remove-since finds them in format 2.

@@ -104,7 +104,9 @@ struct JSONOutputTests {
         #expect(try run(["purge", dir.cache]).status == 2)
         #expect(try run(["url-order", dir.cache, "--on", "--off"]).status == 2)
         let upgrade = try run(["upgrade", dir.cache])
-        #expect(upgrade.status == 0 && upgrade.out.contains("directory format") && upgrade.out.contains("2 → 2"), "\(upgrade)")
+        #expect(
+            upgrade.status == 0 && upgrade.out.contains("directory format") && upgrade.out.contains("2 → 2"),
+            "\(upgrade)")
         let order = try run(["url-order", dir.cache])
         #expect(order.status == 0 && order.out.contains("kept") && !order.out.contains("not kept"), "\(order.out)")
         let missing = try run(["stats", dir.root + "/absent"])

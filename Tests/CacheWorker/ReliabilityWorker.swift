@@ -52,7 +52,9 @@ enum ReliabilityWorker {
                 let store = try CacheStore(directory: dir)
                 if let nth = Int(args[3]), nth > 0 { InjectedFault.commit.inject(nth: nth, abortProcess: true) }
                 let done = try store.upgradeDirectoryFormat()
-                print("UPGRADED \(done.formatBefore) \(done.formatAfter) \(done.rekeyedEntries) \(done.droppedStoredTimeKeys)")
+                print(
+                    "UPGRADED \(done.formatBefore) \(done.formatAfter) \(done.rekeyedEntries) \(done.droppedStoredTimeKeys)"
+                )
             case "rel-readloop": try readLoop(dir, keys: Int(args[3])!, maxReaders: Int(args[4])!)
             case "rel-readonce": try readOnce(dir, maxReaders: Int(args[3])!)
             case "rel-mapwriter":

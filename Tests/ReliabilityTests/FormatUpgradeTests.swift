@@ -71,7 +71,8 @@ extension Reliability.LimitsAndFormat {
         let ahead = Date(timeIntervalSinceNow: 3600)
         for i in 0..<40 {
             try store.store(
-                RecordDescriptor(key: Array("k\(i)".utf8), storedAt: i % 4 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
+                RecordDescriptor(
+                    key: Array("k\(i)".utf8), storedAt: i % 4 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
                 body: [UInt8(i)])
         }
         let done = try store.upgradeDirectoryFormat()

@@ -67,7 +67,9 @@ extension Reliability {
             #expect(refused?.code == .unsupportedVersion && refused?.message.contains("earlier release") == true)
             // So is the upgrade to format 2, which the earlier release could not follow.
             let notYet = #expect(throws: CacheError.self) { try store.upgradeDirectoryFormat() }
-            #expect(notYet?.code == .busy && notYet?.message.contains("earlier release") == true, "\(String(describing: notYet))")
+            #expect(
+                notYet?.code == .busy && notYet?.message.contains("earlier release") == true,
+                "\(String(describing: notYet))")
             #expect(try store.statistics().directoryFormat == 1)
             // The URL order can be kept meanwhile: what the earlier release stores has no posting.
             try store.setKeyOrder(kept: true)

@@ -49,7 +49,8 @@ struct RemovalTests {
         #expect(try store.statistics().directoryFormat == StoreFormats.directory)
         let cut = Date(timeIntervalSinceNow: -3600)
         // Stored before the cut and used after it (every store is a use now): stays.
-        try store.store(RecordDescriptor(key: bytes("old-used"), storedAt: cut.addingTimeInterval(-10)), body: bytes("a"))
+        try store.store(
+            RecordDescriptor(key: bytes("old-used"), storedAt: cut.addingTimeInterval(-10)), body: bytes("a"))
         _ = try store.record(for: bytes("old-used"))
         // Stored after the cut: goes.
         try store.store(RecordDescriptor(key: bytes("new"), storedAt: cut.addingTimeInterval(10)), body: bytes("b"))

@@ -30,7 +30,8 @@ struct URLCacheCommand: ParsableCommand {
             """,
         version: "urlcache \(StoreFormats.release): \(StoreFormats.summary)",
         subcommands: [
-            Compact.self, Stats.self, Quota.self, URLOrder.self, Eviction.self, Upgrade.self, Verify.self, List.self, Show.self,
+            Compact.self, Stats.self, Quota.self, URLOrder.self, Eviction.self, Upgrade.self, Verify.self, List.self,
+            Show.self,
             Purge.self,
             Export.self, Import.self,
             Bench.self,

@@ -101,8 +101,9 @@ static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     size_t klen = ctx->walk == WALK_USE_ORDER || ctx->walk == WALK_STORED_ORDER ? SUC_TKEY_LEN : SUC_IKEY_LEN;
     size_t ikey_at = klen == SUC_TKEY_LEN ? 8 : 0;
     uint8_t *keys = malloc(BULK_BATCH * SUC_TKEY_LEN);
-    uint8_t *strays = malloc(BULK_BATCH * SUC_TKEY_LEN);
-    if (!keys || !strays) {
+    /* only the use-order walk drops strays as it goes */
+    uint8_t *strays = ctx->walk == WALK_USE_ORDER ? malloc(BULK_BATCH * SUC_TKEY_LEN) : NULL;
+    if (!keys || (ctx->walk == WALK_USE_ORDER && !strays)) {
         free(keys);
         free(strays);
         return suc_fail(err, SUC_ENOMEM, "malloc(bulk)", ENOMEM, 0, "out of memory");

@@ -65,13 +65,16 @@ static int always(const suc_cache *c) {
 static const time_order stored_order = {by_time_dbi, stored_time, keeps_stored_order};
 static const time_order use_order = {by_use_dbi, suc_use_order_time, always};
 
+/* An order the directory does not keep (format 2's stored-time order) is left alone. */
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    if (!o->kept(c)) return SUC_OK;
     MDB_dbi dbi = o->dbi(c);
     int rc = ch->old ? key_del(c, txn, dbi, o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
     return rc ? rc : key_put(c, txn, dbi, o->time(c, ch->new_rec), ch->ikey, "mdb_put(time order)", err);
 }
 
 static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
+    if (!o->kept(c)) return SUC_OK;
     return key_del(c, txn, o->dbi(c), o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err);
 }
 
@@ -148,10 +151,10 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
 }
 
 static int stored_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return keeps_stored_order(c) ? order_put(&stored_order, c, txn, ch, err) : SUC_OK;
+    return order_put(&stored_order, c, txn, ch, err);
 }
 static int stored_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return keeps_stored_order(c) ? order_delete(&stored_order, c, txn, ch, err) : SUC_OK;
+    return order_delete(&stored_order, c, txn, ch, err);
 }
 static int stored_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&stored_order, c, chk, err); }
 
@@ -208,7 +211,7 @@ int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, 
 }
 
 int suc_time_order_kept(const suc_cache *c, suc_time_order which) {
-    return which == SUC_ORDER_USE || keeps_stored_order(c);
+    return (which == SUC_ORDER_STORED ? &stored_order : &use_order)->kept(c);
 }
 
 MDB_dbi suc_time_order_dbi(const suc_cache *c, suc_time_order which) {

@@ -53,8 +53,12 @@ extension Reliability {
                 _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4096, 0) }
                 close(fd)
             case .symlinkToDevZero:
-                unlink(path)
-                #expect(symlink("/dev/zero", path) == 0)
+                // Made beside it and renamed over it: a live client creating the file between an
+                // unlink and a symlink would make the symlink fail (EEXIST).
+                let beside = path + ".symlink"
+                unlink(beside)
+                #expect(symlink("/dev/zero", beside) == 0)
+                #expect(rename(beside, path) == 0)
             case .lockHeld:
                 // Both kinds of lock, on the whole file, for longer than any client runs.
                 let holder = try ChildProcess(

@@ -46,8 +46,7 @@ static void bulk_reset(void *vctx) {
 static bulk_walk choose_walk(suc_cache *c, MDB_txn *txn, const bulk_ctx *ctx) {
     if (!ctx->since) return WALK_MAIN;
     if (suc_time_order_kept(c, SUC_ORDER_STORED)) return WALK_STORED_ORDER;
-    uint64_t upgrading = 0;
-    return suc_meta_get(c, txn, SUC_META_FORMAT_UPGRADING, &upgrading) == 0 ? WALK_MAIN_CHECKED : WALK_USE_ORDER;
+    return suc_format_upgrade_unfinished(c, txn) ? WALK_MAIN_CHECKED : WALK_USE_ORDER;
 }
 
 static MDB_dbi walk_table(suc_cache *c, bulk_walk walk) {

@@ -209,7 +209,7 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     } else if (rc) {
         return suc_fail(err, SUC_ECORRUPT, "meta", 0, rc, "format record is unreadable");
     }
-    if (format < SUC_DIRECTORY_FORMAT_OLDEST || format > SUC_FORMAT_VERSION)
+    if (!suc_directory_format_known(format))
         return suc_fail(err, SUC_EVERSION, "meta", 0, 0,
                         "cache format %llu is not supported (this build reads %u to %u)",
                         (unsigned long long)format, SUC_DIRECTORY_FORMAT_OLDEST, SUC_FORMAT_VERSION);

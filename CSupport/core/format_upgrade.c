@@ -146,10 +146,9 @@ static int read_state(suc_cache *c, uint64_t *format, int *upgrading, suc_error 
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
-    uint64_t marker = 0;
     *format = 0;
     (void)suc_meta_get(c, txn, "format", format);
-    *upgrading = suc_meta_get(c, txn, SUC_META_FORMAT_UPGRADING, &marker) == 0;
+    *upgrading = suc_format_upgrade_unfinished(c, txn);
     suc_rtxn_end(c, txn);
     return SUC_OK;
 }

@@ -30,6 +30,13 @@ int64_t suc_use_order_time(const suc_cache *c, const suc_record *r) {
     return r->stored_at_ms;
 }
 static int keeps_stored_order(const suc_cache *c) { return suc_directory_format(c) < 2; }
+/* Where format 1 put the entry in the use order (its last use). An entry stored ahead of its use
+ * keeps that key in a directory being upgraded until the upgrade's re-keying reaches it, so a
+ * change to it before then removes the key from there as well; otherwise it would stay a stray. */
+static int64_t use_order_former_time(const suc_cache *c, const suc_record *r) {
+    (void)c;
+    return r->last_used_ms;
+}
 
 static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
                    suc_error *err) {
@@ -49,11 +56,13 @@ static int key_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uin
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, what, mrc) : SUC_OK;
 }
 
-/* One order: its table, the record time it sorts by, and whether the directory keeps it. */
+/* One order: its table, the record time it sorts by, whether the directory keeps it, and (NULL
+ * when none) another time an entry's key may still have from an earlier format. */
 typedef struct time_order {
     MDB_dbi (*dbi)(const suc_cache *c);
     int64_t (*time)(const suc_cache *c, const suc_record *r);
     int (*kept)(const suc_cache *c);
+    int64_t (*former_time)(const suc_cache *c, const suc_record *r);
 } time_order;
 
 static MDB_dbi by_time_dbi(const suc_cache *c) { return c->dbi_by_time; }
@@ -62,37 +71,51 @@ static int always(const suc_cache *c) {
     (void)c;
     return 1;
 }
-static const time_order stored_order = {by_time_dbi, stored_time, keeps_stored_order};
-static const time_order use_order = {by_use_dbi, suc_use_order_time, always};
+static const time_order stored_order = {by_time_dbi, stored_time, keeps_stored_order, NULL};
+static const time_order use_order = {by_use_dbi, suc_use_order_time, always, use_order_former_time};
+
+/* Removes the entry's key for record `r`: at its time, and at its former time where that differs
+ * (one more lookup, for the rare entry stored ahead of its use in format 2). */
+static int order_key_del(const time_order *o, suc_cache *c, MDB_txn *txn, const suc_record *r,
+                         const uint8_t ikey[SUC_IKEY_LEN], suc_error *err) {
+    int64_t t = o->time(c, r);
+    int rc = key_del(c, txn, o->dbi(c), t, ikey, "mdb_del(time order)", err);
+    if (rc || !o->former_time || o->former_time(c, r) == t) return rc;
+    return key_del(c, txn, o->dbi(c), o->former_time(c, r), ikey, "mdb_del(time order)", err);
+}
 
 /* An order the directory does not keep (format 2's stored-time order) is left alone. */
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     if (!o->kept(c)) return SUC_OK;
-    MDB_dbi dbi = o->dbi(c);
-    int rc = ch->old ? key_del(c, txn, dbi, o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err) : SUC_OK;
-    return rc ? rc : key_put(c, txn, dbi, o->time(c, ch->new_rec), ch->ikey, "mdb_put(time order)", err);
+    int rc = ch->old ? order_key_del(o, c, txn, ch->old, ch->ikey, err) : SUC_OK;
+    return rc ? rc : key_put(c, txn, o->dbi(c), o->time(c, ch->new_rec), ch->ikey, "mdb_put(time order)", err);
 }
 
 static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     if (!o->kept(c)) return SUC_OK;
-    return key_del(c, txn, o->dbi(c), o->time(c, ch->old), ch->ikey, "mdb_del(time order)", err);
+    return order_key_del(o, c, txn, ch->old, ch->ikey, err);
 }
 
 typedef struct stray_ctx {
     const time_order *o;
+    int upgrading;
     uint8_t (*keys)[SUC_TKEY_LEN];
     size_t n;
 } stray_ctx;
 
-/* Every key of an order the directory does not keep is a stray (another release's, or damage). */
-static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o) {
+/* Every key of an order the directory does not keep is a stray (another release's, or damage);
+ * while an upgrade is unfinished, so is none at an entry's former time (the upgrade moves it). */
+static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o,
+                    int upgrading) {
     if (!o->kept(c)) return 1;
     MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)key + 8}, mv;
     suc_record r;
     if (mdb_get(txn, c->dbi_main, &mk, &mv)) return 1;
     int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
     if (drc == SUC_EVERSION) return 0; /* another release's record: its time keys are its own business */
-    return drc != SUC_OK || o->time(c, &r) != suc_tkey_time(key);
+    if (drc != SUC_OK) return 1;
+    int64_t t = suc_tkey_time(key);
+    return o->time(c, &r) != t && !(upgrading && o->former_time && o->former_time(c, &r) == t);
 }
 
 /* Drops the keys that are still stray inside the write (the entry may have been stored again
@@ -100,7 +123,7 @@ static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN],
 static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     stray_ctx *ctx = vctx;
     for (size_t i = 0; i < ctx->n; i++) {
-        if (!is_stray(c, txn, ctx->keys[i], ctx->o)) continue;
+        if (!is_stray(c, txn, ctx->keys[i], ctx->o, ctx->upgrading)) continue;
         MDB_val tk = {SUC_TKEY_LEN, ctx->keys[i]};
         int mrc = suc_txn_del(c, txn, ctx->o->dbi(c), &tk);
         if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(time order)", mrc);
@@ -110,9 +133,19 @@ static int drop_strays_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *
 
 #define CHECK_BATCH 1000
 
+static int upgrade_unfinished(suc_cache *c) {
+    MDB_txn *txn;
+    if (suc_rtxn_begin(c, &txn, NULL)) return 0;
+    int unfinished = suc_format_upgrade_unfinished(c, txn);
+    suc_rtxn_end(c, txn);
+    return unfinished;
+}
+
 /* Every key must name a record with that very time; strays are counted (and dropped with fix),
  * one batch of keys per read transaction. */
 static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_error *err) {
+    int upgrading = upgrade_unfinished(c);
+    if (!o->kept(c) && upgrading) return SUC_OK; /* the upgrade drops these keys itself */
     uint8_t last[SUC_TKEY_LEN];
     int have_last = 0;
     uint8_t (*bad)[SUC_TKEY_LEN] = malloc(CHECK_BATCH * SUC_TKEY_LEN);
@@ -133,7 +166,7 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
                 if (k.mv_size != SUC_TKEY_LEN) continue;
                 memcpy(last, k.mv_data, SUC_TKEY_LEN);
                 have_last = 1;
-                if (is_stray(c, txn, k.mv_data, o)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
+                if (is_stray(c, txn, k.mv_data, o, upgrading)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
             }
             mdb_cursor_close(cur);
         }
@@ -141,7 +174,7 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
         chk->report->stray_index_keys += nbad;
         if (chk->fix && nbad) {
             chk->report->repaired += nbad;
-            stray_ctx ctx = {o, bad, nbad};
+            stray_ctx ctx = {o, upgrading, bad, nbad};
             if ((rc = suc_write_txn_ex(c, drop_strays_apply, NULL, &ctx, 1, err))) break;
         }
         if (seen < CHECK_BATCH) break;
@@ -169,8 +202,11 @@ static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
     suc_record used = *r;
     used.last_used_ms = when_ms;
     int64_t from = suc_use_order_time(c, r), to = suc_use_order_time(c, &used);
-    if (from == to) return SUC_OK; /* a use before a stored time in the future: its place holds */
-    int rc = key_del(c, txn, c->dbi_by_use, from, ikey, "mdb_del(by_use)", err);
+    if (from == to) { /* a use before a stored time ahead: its place holds (a key at the former goes) */
+        int64_t former = use_order_former_time(c, r);
+        return former == from ? SUC_OK : key_del(c, txn, c->dbi_by_use, former, ikey, "mdb_del(by_use)", err);
+    }
+    int rc = order_key_del(&use_order, c, txn, r, ikey, err);
     return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }

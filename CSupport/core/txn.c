@@ -208,8 +208,7 @@ uint64_t suc_last_write_lock_ms(void) { return last_lock_ms; }
  * on no process of this release keeps the stored-time order or walks it. */
 static void refresh_directory_format(suc_cache *c, MDB_txn *txn) {
     uint64_t format;
-    if (suc_meta_get(c, txn, "format", &format) == 0 && format >= SUC_DIRECTORY_FORMAT_OLDEST &&
-        format <= SUC_DIRECTORY_FORMAT)
+    if (suc_meta_get(c, txn, "format", &format) == 0 && suc_directory_format_known(format))
         atomic_store_explicit(&c->directory_format, (int)format, memory_order_relaxed);
 }
 
@@ -678,7 +677,10 @@ int suc_cache_stats(suc_cache *c, suc_stats *out, suc_error *err) {
     /* This process's counts not yet written are part of the truth too. */
     out->hits += atomic_load(&c->pending_hits);
     out->misses += atomic_load(&c->pending_misses);
+    /* The record, not this handle's copy: an upgrade by another process changes it, and this
+     * handle learns of that only at its next write. */
     out->directory_format = (uint32_t)suc_directory_format(c);
+    if (!suc_meta_get(c, txn, "format", &v) && suc_directory_format_known(v)) out->directory_format = (uint32_t)v;
     MDB_envinfo info;
     MDB_stat est;
     if (!mdb_env_info(c->env, &info) && !mdb_env_stat(c->env, &est)) {

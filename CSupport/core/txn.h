@@ -292,6 +292,15 @@ int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
 static inline int suc_directory_format(const suc_cache *c) {
     return atomic_load_explicit(&c->directory_format, memory_order_relaxed);
 }
+/* Whether `format` is one this build opens (the meta record "format"). */
+static inline int suc_directory_format_known(uint64_t format) {
+    return format >= SUC_DIRECTORY_FORMAT_OLDEST && format <= SUC_DIRECTORY_FORMAT;
+}
+/* Whether an upgrade to format 2 has begun in `txn`'s snapshot and not finished. */
+static inline int suc_format_upgrade_unfinished(suc_cache *c, MDB_txn *txn) {
+    uint64_t marker;
+    return suc_meta_get(c, txn, SUC_META_FORMAT_UPGRADING, &marker) == 0;
+}
 /* Every change of the index goes through these (mdb_put, mdb_del, mdb_cursor_del with the
  * same results), so that a rewrite copying the index meanwhile learns of it (journal.c). */
 int suc_txn_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);

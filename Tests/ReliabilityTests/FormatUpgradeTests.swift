@@ -83,4 +83,44 @@ extension Reliability.LimitsAndFormat {
         let verification = try store.verify()
         #expect(!verification.isDamaged && verification.strayIndexKeys == 0, "\(verification)")
     }
+
+    @Test(
+        "T18 while an upgrade is unfinished: statistics give the new format to a handle opened before it, verify finds no strays, and an entry stored ahead and changed before the re-keying reaches it leaves no stray key"
+    )
+    func upgradeUnfinishedSeenFromAnotherHandle() throws {
+        let scratch = Scratch()
+        let dir = scratch.cache
+        _ = try CacheStore(directory: dir)
+        guard try Self.setFormat(dir, valueHex: "0100000000000000") else {
+            print("T18 skipped: mdb_dump/mdb_load missing"); return
+        }
+        let store = try CacheStore(directory: dir)
+        let ahead = Date(timeIntervalSinceNow: 3600)
+        for i in 0..<20 {
+            try store.store(
+                RecordDescriptor(
+                    key: Array("k\(i)".utf8), storedAt: i % 2 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
+                body: [UInt8(i)])
+        }
+        #expect(try store.statistics().directoryFormat == 1)
+        // Given: an upgrade by another process that dies at its second commit: format 2 and the
+        // marker written, no entry re-keyed yet.
+        let killed = try Child.run(["rel-upgrade", dir, "2"])
+        #expect(killed.status != 0 && !killed.out.contains("UPGRADED"), "the upgrade died: \(killed)")
+        // Then: this handle, which has not written since, reports the directory's format.
+        #expect(try store.statistics().directoryFormat == 2)
+        // When: entries stored ahead are stored again (now) and removed before the re-keying (and
+        // this handle, having written, now keeps format 2's one order).
+        for i in [0, 2, 4] { try store.store(RecordDescriptor(key: Array("k\(i)".utf8)), body: [9]) }
+        #expect(try store.remove(key: Array("k6".utf8)) == 1)
+        // Then: the stored-time order's keys the upgrade has yet to drop are not damage.
+        let during = try store.verify()
+        #expect(!during.isDamaged && during.strayIndexKeys == 0, "\(during)")
+        let again = try Child.run(["rel-upgrade", dir, "0"])
+        #expect(again.status == 0 && again.out.hasPrefix("UPGRADED 2 2 "), "\(again)")
+        // Then: no key is left at their format 1 place.
+        let after = try store.verify()
+        #expect(!after.isDamaged && after.strayIndexKeys == 0, "\(after)")
+        #expect(try store.removeAll(storedSince: ahead) == 6, "the other entries stored ahead")
+    }
 }

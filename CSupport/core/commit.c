@@ -222,6 +222,26 @@ static int apply_op(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uin
     }
 }
 
+/* Other processes' stores claimed from `handoff`, each with the ticket that tells its owner. */
+static int apply_foreign(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t count, suc_counters *d, uint64_t *seq,
+                         suc_error *err) {
+    int rc = SUC_OK;
+    for (size_t i = 0; i < count && rc == SUC_OK; i++) {
+        rc = apply_op(c, txn, &ops[i], d, seq, err);
+        if (rc == SUC_OK) rc = suc_handoff_ticket(c, txn, &ops[i], err);
+    }
+    return rc;
+}
+
+/* The version counter, read once per transaction (suc_meta_next_version), written back once. */
+static int write_seq(suc_cache *c, MDB_txn *txn, uint64_t seq, suc_error *err) {
+    uint8_t buf[8];
+    suc_put_u64(buf, seq);
+    MDB_val k = {3, "seq"}, v = {8, buf};
+    int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
+    return mrc ? suc_fail_mdb(err, "mdb_put(meta seq)", mrc) : SUC_OK;
+}
+
 static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     batch_ctx *ctx = vctx;
     uint64_t seq0 = 0, seq;
@@ -254,22 +274,40 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     seq = seq0 ? seq0 - 1 : 0;
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next)
         if (!op->settled) rc = apply_op(c, txn, op, &ctx->delta, &seq, err);
-    for (size_t i = 0; i < ctx->foreign_count && rc == SUC_OK; i++) {
-        rc = apply_op(c, txn, &ctx->foreign[i], &ctx->delta, &seq, err);
-        if (rc == SUC_OK) rc = suc_handoff_ticket(c, txn, &ctx->foreign[i], err);
-    }
+    if (rc == SUC_OK) rc = apply_foreign(c, txn, ctx->foreign, ctx->foreign_count, &ctx->delta, &seq, err);
     if (rc) return rc;
-    if (has_put && seq != seq0) {
-        uint8_t buf[8];
-        suc_put_u64(buf, seq);
-        MDB_val k = {3, "seq"}, v = {8, buf};
-        int mrc = suc_txn_put(c, txn, c->dbi_meta, &k, &v, 0);
-        if (mrc) return suc_fail_mdb(err, "mdb_put(meta seq)", mrc);
-    }
+    if (has_put && seq != seq0 && (rc = write_seq(c, txn, seq, err))) return rc;
     if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
     ctx->delta.hits = (int64_t)ctx->hits;
     ctx->delta.misses = (int64_t)ctx->misses;
     return suc_meta_add_counters(c, txn, &ctx->delta, err);
+}
+
+int suc_carry_queued_stores(suc_cache *c, MDB_txn *txn, suc_carry *carry, suc_error *err) {
+    if (!carry->ops && !(carry->ops = calloc(SUC_HANDOFF_SLOTS, sizeof *carry->ops)))
+        return suc_fail(err, SUC_ENOMEM, "calloc(handoff)", ENOMEM, 0, "out of memory");
+    suc_handoff_claim(c, txn, carry->ops, &carry->count);
+    if (!carry->count) return SUC_OK;
+    uint64_t seq0 = 0;
+    int rc = suc_meta_next_version(c, txn, &seq0, err);
+    /* A store a power loss must not take makes relaxed commits to this index synced. */
+    if (rc == SUC_OK) rc = suc_unsynced_note_synced_store(c, txn, err);
+    uint64_t seq = seq0 ? seq0 - 1 : 0;
+    suc_counters d = {0};
+    if (rc == SUC_OK) rc = apply_foreign(c, txn, carry->ops, carry->count, &d, &seq, err);
+    if (rc == SUC_OK && seq != seq0) rc = write_seq(c, txn, seq, err);
+    return rc ? rc : suc_meta_add_counters(c, txn, &d, err);
+}
+
+void suc_carry_reset(suc_carry *carry) {
+    for (size_t i = 0; i < carry->count; i++) op_reset(&carry->ops[i]);
+}
+
+void suc_carry_finish(suc_cache *c, suc_carry *carry, int committed) {
+    suc_handoff_finish(c, carry->ops, carry->count, committed);
+    free(carry->ops);
+    carry->ops = NULL;
+    carry->count = 0;
 }
 
 /*

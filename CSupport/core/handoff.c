@@ -153,6 +153,10 @@ static int handoff_fd(suc_cache *c) {
     return fd;
 }
 
+int suc_handoff_open(suc_cache *c) {
+    return c->opts.durability != SUC_DURABILITY_RELAXED && handoff_fd(c) >= 0;
+}
+
 /* ---- the owner's side --------------------------------------------------------------------- */
 
 int suc_handoff_reserve(suc_cache *c) {

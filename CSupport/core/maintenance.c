@@ -338,6 +338,8 @@ typedef struct evict_ctx {
     uint64_t evicted, expired, strays, freed;
     int done;
     uint32_t batch; /* entries per transaction; 0: the parameters' */
+    int carrying;     /* whether a batch carries other processes' queued stores */
+    suc_carry carried; /* the stores this batch carries */
 } evict_ctx;
 
 static void evict_reset(void *vctx) {
@@ -345,6 +347,7 @@ static void evict_reset(void *vctx) {
     ctx->op.dead_count = 0;
     ctx->evicted = ctx->expired = ctx->strays = ctx->freed = 0;
     ctx->done = 0;
+    suc_carry_reset(&ctx->carried);
 }
 
 static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_model *m, int64_t *entry_bytes) {
@@ -409,6 +412,14 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     }
     d.evictions = (int64_t)ctx->evicted;
     return suc_meta_add_counters(c, txn, &d, err);
+}
+
+/* A batch, and the stores other processes queued while it ran: they waited for the write lock
+ * behind it, and its commit (and fdatasync) serves them, so they do not wait for a second. */
+static int evict_and_carry_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    evict_ctx *ctx = vctx;
+    int rc = evict_apply(c, txn, ctx, err);
+    return rc || !ctx->carrying ? rc : suc_carry_queued_stores(c, txn, &ctx->carried, err);
 }
 
 /* Walks the use order oldest first in `txn`, handing each entry's time key and record to fn
@@ -527,12 +538,16 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
      * long a commit takes here. It grows while batches stay well under the target. */
     uint32_t most = proto->p->batch ? proto->p->batch : DEFAULT_BATCH;
     if (!proto->batch) proto->batch = most < EVICT_FIRST_BATCH ? most : EVICT_FIRST_BATCH;
+    proto->carrying = suc_handoff_open(c);
     for (;;) {
         evict_ctx ctx = *proto;
         memset(&ctx.op, 0, sizeof ctx.op);
+        memset(&ctx.carried, 0, sizeof ctx.carried);
         prefetch_victims(c, ctx.batch ? ctx.batch : most);
-        int rc = suc_write_txn_ex(c, evict_apply, evict_reset, &ctx, 1, err);
+        int rc = suc_write_txn_ex(c, evict_and_carry_apply, evict_reset, &ctx, 1, err);
         if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
+        out->carried_stores += rc == SUC_OK ? ctx.carried.count : 0;
+        suc_carry_finish(c, &ctx.carried, rc == SUC_OK);
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
             out->evicted_entries += ctx.evicted;
@@ -553,6 +568,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         uint32_t batch = ctx.batch ? ctx.batch : ctx.p->batch ? ctx.p->batch : DEFAULT_BATCH;
         if (rc == SUC_EDISKFULL && batch > 8) {
             proto->batch = batch / 8;
+            proto->carrying = 0; /* removals alone: a carried store would need room too */
             continue;
         }
         /* Most of a batch's hold is its commit (pages written, fdatasync), which grows with the

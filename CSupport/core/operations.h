@@ -48,7 +48,27 @@ void suc_zpool_give_inflate(suc_cache *c, z_stream *zs);
 /* Submits `op` to the group-commit queue and waits until its batch is committed. */
 int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err);
 
+/* Other processes' stores queued in `handoff`, carried by a write transaction that is not a
+ * batch of this process's stores (compaction's evictions): a store that waits for the write lock
+ * behind it is committed by it, instead of waiting for it and then for a commit of its own. */
+typedef struct suc_carry {
+    suc_op *ops; /* SUC_HANDOFF_SLOTS of them, allocated by the first carry */
+    size_t count;
+} suc_carry;
+/* At the end of the transaction's own work, in `txn`: claims the queued stores and applies them
+ * (with their tickets, versions and counters). Every claimed store is applied again after a
+ * reset. */
+int suc_carry_queued_stores(suc_cache *c, MDB_txn *txn, suc_carry *carry, suc_error *err);
+/* Before the transaction runs again: the claimed stores' results are cleared (they stay claimed). */
+void suc_carry_reset(suc_carry *carry);
+/* After the transaction: as suc_handoff_finish, and the carry emptied. */
+void suc_carry_finish(suc_cache *c, suc_carry *carry, int committed);
+
 /* ---- group commit across processes (handoff.c) ----------------------------------------- */
+
+/* Opens the handle's handoff file if it is not open yet (a handle opens it at its first store);
+ * whether stores queued there can be carried by this handle's commits. */
+int suc_handoff_open(suc_cache *c);
 
 #define SUC_HANDOFF_SLOTS 16
 enum { SUC_HANDOFF_APPLY, SUC_HANDOFF_DONE };

@@ -76,6 +76,9 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     public var longestStorePauseMilliseconds: Int = 0
     /// Why the index was not rewritten, when ``indexRewriteDeferred``.
     public var indexRewriteDeferral: IndexRewriteDeferral? = nil
+    /// Other processes' stores committed by this compaction's eviction batches: each waited
+    /// for the write lock behind a batch and went in its commit instead of a commit of its own.
+    public var carriedStores: Int = 0
 }
 
 /// What a verification found (and, with `fix`, repaired).
@@ -190,7 +193,7 @@ extension CacheStore {
             quotaEvictedEntries: Int(report.quota_evicted_entries),
             indexRewriteSkippedForSpace: report.index_rewrite_skipped_for_space != 0,
             longestStorePauseMilliseconds: Int(report.longest_lock_ms),
-            indexRewriteDeferral: IndexRewriteDeferral(report))
+            indexRewriteDeferral: IndexRewriteDeferral(report), carriedStores: Int(report.carried_stores))
     }
 
     /// Rewrites the index compactly into a new generation now; every process follows at its

@@ -11,6 +11,9 @@ import Foundation
 ///                                            committed: the group commit across processes, at
 ///                                            the first store that gets there; none: forever)
 ///   rel-compactor DIR MILLIS GRACE_MS [TARGET] compacts every MILLIS until killed
+///   rel-compactonce DIR TARGET POINT         one compaction to TARGET entry bytes in batches of
+///                                            16; with POINT claimed or committed it dies when an
+///                                            eviction batch carries another process's store
 ///   rel-queue-and-die DIR KEY SEQ            queues one store for another process's commit, dies
 ///   rel-openclose DIR N                      opens, uses and closes the directory N times
 ///   rel-readloop DIR KEYS MAXREADERS         lookups forever (killed inside a read by the test)
@@ -43,6 +46,7 @@ enum ReliabilityWorker {
                 try compactor(
                     dir, millis: UInt32(args[3])!, graceMillis: Int(args[4])!,
                     target: args.count > 5 ? Int(args[5]) : nil)
+            case "rel-compactonce": try compactOnce(dir, target: Int(args[3])!, point: args[4])
             case "rel-rewriter": try rewriter(dir, millis: UInt32(args[3])!, seed: UInt64(args[4])!, point: args[5])
             case "rel-queue-and-die": try queueAndDie(dir, key: args[3], seq: UInt64(args[4])!)
             case "rel-openclose": try openClose(dir, times: Int(args[3])!)
@@ -198,6 +202,18 @@ enum ReliabilityWorker {
             fflush(nil)
             usleep(millis * 1000)
         }
+    }
+
+    /// One compaction in small batches, so that stores of other processes queue behind many of
+    /// them; armed at a group-commit kill point, it dies when one of its batches carries a store.
+    static func compactOnce(_ dir: String, target: Int, point: String) throws(CacheError) {
+        let store = try CacheStore(directory: dir)
+        if let fault = armedPoints[point] { fault.inject(nth: 1, abortProcess: true) }
+        var policy = CompactionPolicy(targetBytes: target)
+        policy.waitForLock = true
+        policy.batchSize = 16
+        let report = try store.compact(policy)
+        print("COMPACTED evicted=\(report.evictedEntries) carried=\(report.carriedStores)")
     }
 
     /// Rewrites the index into a new generation every MILLIS (what compaction does to shrink

@@ -63,6 +63,58 @@ extension Reliability {
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
         }
 
+        @Test(
+            "a compaction's eviction batches carry the stores queued behind them; killed with one in a batch, or after its commit, it loses no acknowledged store",
+            arguments: ["none", "claimed", "committed"])
+        func compactionCarriesQueuedStores(point: String) throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+            var reached = 0, carried = 0
+            let rounds = point == "none" ? 1 : 3, perRound = 1500 * 4096
+            // Given: older entries to evict, 1,500 of 4 KiB for each round, stored before any
+            // store of writer A: each round's compaction evicts only them (the least recently
+            // used), down to a target that leaves the next rounds' share.
+            do {
+                let store = try CacheStore(directory: dir)
+                var state: UInt64 = 1
+                for i in 0..<(1500 * rounds) { // bodies that do not compress
+                    let body = (0..<512).flatMap { _ in
+                        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                        return withUnsafeBytes(of: state) { Array($0) }
+                    }
+                    try store.store(RecordDescriptor(key: Array("old-\(i)".utf8)), body: body)
+                }
+            }
+            for round in 0..<rounds {
+                // And writer A storing: its keys are the most recently used.
+                let writerA = try Child(["writer", dir, String(round), String(round), "40"])
+                #expect(writerA.waitForLines(startingWith: "ACK "), "writer A stored")
+                // When: a compaction in batches of 16 runs beside it (armed at `point`).
+                let target = (3 << 20) + (rounds - 1 - round) * perRound
+                let compaction = try Child.run(["rel-compactonce", dir, String(target), point])
+                let a = writerA.killed()
+                #expect(writerA.wasSignalled, "writer A stopped: \(a.status) \(a.err)")
+                acks.append(a.out)
+                if compaction.status == 77 { reached += 1 }
+                if let line = compaction.out.split(separator: "\n").last(where: { $0.hasPrefix("COMPACTED") }),
+                    let n = line.split(separator: "carried=").last.flatMap({ Int($0) })
+                {
+                    carried += n
+                }
+                #expect(compaction.status == 0 || compaction.status == 77, "\(compaction)")
+                // Then: every acknowledged store so far is readable, bit-exact, from a new process.
+                let verify = try Child.run(["verify", dir, acks.path])
+                #expect(verify.status == 0, "round \(round) \(point): \(verify.err)")
+            }
+            if point == "none" {
+                #expect(carried > 0, "no store of writer A went in an eviction batch's commit")
+            } else {
+                #expect(reached >= 2, "the compaction reached \(point) in \(reached) of \(rounds) rounds")
+            }
+            let report = try CacheStore(directory: dir).verify()
+            #expect(!report.isDamaged && report.countersMatch, "\(report)")
+        }
+
         @Test("a handoff file garbled, truncated or replaced under storing processes costs no acknowledged store")
         func hostileHandoffFile() throws {
             let scratch = Scratch()

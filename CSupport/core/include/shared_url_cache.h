@@ -777,6 +777,8 @@ typedef struct suc_compact_report {
     int index_rewrite_deferred_reason; /* SUC_REWRITE_DEFERRED_*, 0 when not deferred */
     int index_rewrite_deferred_pid;    /* with SUC_REWRITE_DEFERRED_EARLIER_RELEASE: that process */
     char index_rewrite_deferred_message[192]; /* the refusal in words, "" when not deferred */
+    uint64_t carried_stores; /* other processes' stores committed by this compaction's eviction
+                                batches: they were queued behind one and went in its commit */
 } suc_compact_report;
 
 /* Why a compaction left the index file as it was (suc_compact_report.index_rewrite_deferred). */

@@ -46,6 +46,7 @@ extension CompactionSummary: TextReport {
             ("orphan files", "\(result.orphanFiles) (\(TextFormat.bytes(result.orphanBytes)))"),
             ("temp files", "\(result.tempFiles)"),
             ("write transactions", "\(result.transactions)"),
+            ("stores carried", "\(result.carriedStores) (other processes' stores committed with an eviction batch)"),
             (
                 "longest store pause",
                 "\(result.longestStorePauseMilliseconds) ms (the write lock held by this compaction)"

@@ -799,7 +799,8 @@ enum {
  * Eviction walks the last-use index oldest first in write transactions of `batch` entries and
  * unlinks bodies only after each commit (delete order), so live writers wait at most one batch;
  * a batch shrinks when its commit held the write lock past 20 ms, and a waiting store takes the
- * lock between two.
+ * lock between two; another process's store queued behind a batch goes in its commit
+ * (carried_stores).
  * Then the index is rewritten compactly into a new generation when that is what stands between
  * the directory and its target, or frees a quarter of the index file: LMDB never returns pages
  * to the file system, so without it `du` would not go down. The rewrite copies from read

@@ -71,7 +71,8 @@ s = json.loads(sys.argv[1]); r = s["result"]; w = json.loads(open(sys.argv[6]).r
 fields = dict(side=sys.argv[7], entries=sys.argv[2], du_before=sys.argv[3], du_after=sys.argv[4], max_size=sys.argv[5],
               evicted=r["evicted_entries"], seconds="%.3f" % s["seconds"], evicted_per_s="%.0f" % s["evicted_per_second"],
               rewrites=r["index_rewrites"], rewrite_ms=r["longest_rewrite_milliseconds"],
-              lock_ms=r.get("longest_store_pause_milliseconds", "n/a"), writer_stores=w["stores"],
+              lock_ms=r.get("longest_store_pause_milliseconds", "n/a"), carried=r.get("carried_stores", "n/a"),
+              writer_stores=w["stores"],
               writer_max_ms="%.1f" % w["max_ms"], writer_p999_ms="%.1f" % w["p999_ms"], writer_over_50ms=w["over_50ms"],
               index_before=r["index_bytes_before"], index_after=r["index_bytes_after"])
 print(" ".join("%s=%s" % kv for kv in fields.items()))' "$json" "$entries" "$before" "$after" "$max" "$work.pause" "$name")

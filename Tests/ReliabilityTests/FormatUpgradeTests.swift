@@ -62,18 +62,9 @@ extension Reliability.LimitsAndFormat {
     @Test("T18 an upgrade of a directory that holds entries stored ahead of their use moves each to its stored time")
     func upgradeMovesEntriesStoredAhead() throws {
         let scratch = Scratch()
-        let dir = scratch.cache
-        _ = try CacheStore(directory: dir)
-        guard try Self.setFormat(dir, valueHex: "0100000000000000") else {
-            print("T18 skipped: mdb_dump/mdb_load missing"); return
-        }
-        let store = try CacheStore(directory: dir)
         let ahead = Date(timeIntervalSinceNow: 3600)
-        for i in 0..<40 {
-            try store.store(
-                RecordDescriptor(
-                    key: Array("k\(i)".utf8), storedAt: i % 4 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
-                body: [UInt8(i)])
+        guard let store = try Self.formatOneStore(scratch.cache, entries: 40, aheadEvery: 4, ahead: ahead) else {
+            return
         }
         let done = try store.upgradeDirectoryFormat()
         #expect(done.formatBefore == 1 && done.formatAfter == 2, "\(done)")
@@ -90,18 +81,8 @@ extension Reliability.LimitsAndFormat {
     func upgradeUnfinishedSeenFromAnotherHandle() throws {
         let scratch = Scratch()
         let dir = scratch.cache
-        _ = try CacheStore(directory: dir)
-        guard try Self.setFormat(dir, valueHex: "0100000000000000") else {
-            print("T18 skipped: mdb_dump/mdb_load missing"); return
-        }
-        let store = try CacheStore(directory: dir)
         let ahead = Date(timeIntervalSinceNow: 3600)
-        for i in 0..<20 {
-            try store.store(
-                RecordDescriptor(
-                    key: Array("k\(i)".utf8), storedAt: i % 2 == 0 ? ahead : Date(timeIntervalSinceNow: -60)),
-                body: [UInt8(i)])
-        }
+        guard let store = try Self.formatOneStore(dir, entries: 20, aheadEvery: 2, ahead: ahead) else { return }
         #expect(try store.statistics().directoryFormat == 1)
         // Given: an upgrade by another process that dies at its second commit: format 2 and the
         // marker written, no entry re-keyed yet.
@@ -122,5 +103,22 @@ extension Reliability.LimitsAndFormat {
         let after = try store.verify()
         #expect(!after.isDamaged && after.strayIndexKeys == 0, "\(after)")
         #expect(try store.removeAll(storedSince: ahead) == 6, "the other entries stored ahead")
+    }
+
+    /// A directory of format 1 holding `entries` entries "k0"…, every `aheadEvery`-th stored at
+    /// `ahead` (a stored time ahead of its use), the others a minute ago; nil when the tools that
+    /// rewrite the format record are missing.
+    static func formatOneStore(_ dir: String, entries: Int, aheadEvery: Int, ahead: Date) throws -> CacheStore? {
+        _ = try CacheStore(directory: dir)
+        guard try setFormat(dir, valueHex: "0100000000000000") else {
+            print("T18 skipped: mdb_dump/mdb_load missing")
+            return nil
+        }
+        let store = try CacheStore(directory: dir)
+        for i in 0..<entries {
+            let storedAt = i % aheadEvery == 0 ? ahead : Date(timeIntervalSinceNow: -60)
+            try store.store(RecordDescriptor(key: Array("k\(i)".utf8), storedAt: storedAt), body: [UInt8(i)])
+        }
+        return store
     }
 }

@@ -340,6 +340,7 @@ typedef struct evict_ctx {
     uint32_t batch; /* entries per transaction; 0: the parameters' */
     int carrying;     /* whether a batch carries other processes' queued stores */
     suc_carry carried; /* the stores this batch carries */
+    int carried_any;   /* whether the last batch had claimed any (committed or not) */
 } evict_ctx;
 
 static void evict_reset(void *vctx) {
@@ -547,6 +548,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         int rc = suc_write_txn_ex(c, evict_and_carry_apply, evict_reset, &ctx, 1, err);
         if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
         out->carried_stores += rc == SUC_OK ? ctx.carried.count : 0;
+        ctx.carried_any = ctx.carried.count > 0;
         suc_carry_finish(c, &ctx.carried, rc == SUC_OK);
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
@@ -569,6 +571,12 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         if (rc == SUC_EDISKFULL && batch > 8) {
             proto->batch = batch / 8;
             proto->carrying = 0; /* removals alone: a carried store would need room too */
+            continue;
+        }
+        /* Evictions never fail for another process's store: a batch that failed while carrying
+         * is tried again without (the stores' owners commit them themselves). */
+        if (rc && proto->carrying && ctx.carried_any) {
+            proto->carrying = 0;
             continue;
         }
         /* Most of a batch's hold is its commit (pages written, fdatasync), which grows with the

@@ -12,7 +12,7 @@ import Foundation
 ///                                            the first store that gets there; none: forever)
 ///   rel-compactor DIR MILLIS GRACE_MS [TARGET] compacts every MILLIS until killed
 ///   rel-compactonce DIR TARGET POINT         one compaction to TARGET entry bytes in batches of
-///                                            16; with POINT claimed or committed it dies when an
+///                                            4; with POINT claimed or committed it dies when an
 ///                                            eviction batch carries another process's store
 ///   rel-queue-and-die DIR KEY SEQ            queues one store for another process's commit, dies
 ///   rel-openclose DIR N                      opens, uses and closes the directory N times
@@ -211,7 +211,7 @@ enum ReliabilityWorker {
         if let fault = armedPoints[point] { fault.inject(nth: 1, abortProcess: true) }
         var policy = CompactionPolicy(targetBytes: target)
         policy.waitForLock = true
-        policy.batchSize = 16
+        policy.batchSize = 4
         let report = try store.compact(policy)
         print("COMPACTED evicted=\(report.evictedEntries) carried=\(report.carriedStores)")
     }

@@ -64,20 +64,17 @@ extension Reliability {
         }
 
         @Test(
-            "a compaction's eviction batches carry the stores queued behind them; killed with one in a batch, or after its commit, it loses no acknowledged store",
+            "a store queued behind a compaction's eviction batch goes in its commit; the compaction killed with it in the batch, or after the commit, loses no store",
             arguments: ["none", "claimed", "committed"])
         func compactionCarriesQueuedStores(point: String) throws {
             let scratch = Scratch()
-            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
-            var reached = 0, carried = 0
-            let rounds = point == "none" ? 1 : 3, perRound = 1500 * 4096
-            // Given: older entries to evict, 1,500 of 4 KiB for each round, stored before any
-            // store of writer A: each round's compaction evicts only them (the least recently
-            // used), down to a target that leaves the next rounds' share.
+            let dir = scratch.cache
+            // Given: 1,200 entries of 4 KiB to evict (bodies that do not compress), and a store
+            // queued by a process that died before it took the write lock.
             do {
                 let store = try CacheStore(directory: dir)
                 var state: UInt64 = 1
-                for i in 0..<(1500 * rounds) { // bodies that do not compress
+                for i in 0..<1200 {
                     let body = (0..<512).flatMap { _ in
                         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                         return withUnsafeBytes(of: state) { Array($0) }
@@ -85,32 +82,58 @@ extension Reliability {
                     try store.store(RecordDescriptor(key: Array("old-\(i)".utf8)), body: body)
                 }
             }
-            for round in 0..<rounds {
-                // And writer A storing: its keys are the most recently used.
-                let writerA = try Child(["writer", dir, String(round), String(round), "40"])
-                #expect(writerA.waitForLines(startingWith: "ACK "), "writer A stored")
-                // When: a compaction in batches of 16 runs beside it (armed at `point`).
-                let target = (3 << 20) + (rounds - 1 - round) * perRound
-                let compaction = try Child.run(["rel-compactonce", dir, String(target), point])
-                let a = writerA.killed()
-                #expect(writerA.wasSignalled, "writer A stopped: \(a.status) \(a.err)")
-                acks.append(a.out)
-                if compaction.status == 77 { reached += 1 }
-                if let line = compaction.out.split(separator: "\n").last(where: { $0.hasPrefix("COMPACTED") }),
-                    let n = line.split(separator: "carried=").last.flatMap({ Int($0) })
-                {
-                    carried += n
-                }
-                #expect(compaction.status == 0 || compaction.status == 77, "\(compaction)")
-                // Then: every acknowledged store so far is readable, bit-exact, from a new process.
-                let verify = try Child.run(["verify", dir, acks.path])
-                #expect(verify.status == 0, "round \(round) \(point): \(verify.err)")
-            }
+            let queued = try Child.run(["rel-queue-and-die", dir, "queued-key", "7"])
+            try #require(queued.status == 77, "the store was not queued: \(queued.status) \(queued.err)")
+            // When: a compaction evicts (armed at `point`); no other process commits meanwhile.
+            let compaction = try Child.run(["rel-compactonce", dir, String(2 << 20), point])
+            // Then: its first batch carried the store.
             if point == "none" {
-                #expect(carried > 0, "no store of writer A went in an eviction batch's commit")
+                #expect(compaction.status == 0 && compaction.out.contains("carried=1"), "\(compaction)")
             } else {
-                #expect(reached >= 2, "the compaction reached \(point) in \(reached) of \(rounds) rounds")
+                #expect(compaction.status == 77, "the compaction did not reach \(point): \(compaction)")
             }
+            // Committed with the batch, or (killed before that commit) by the next commit of anyone.
+            let hit = try Child.run(["get", dir, "queued-key"])
+            #expect((hit.status == 0) == (point != "claimed"), "\(point): \(hit.status) \(hit.out) \(hit.err)")
+            if point == "claimed" {
+                try #require(try Child.run(["put", dir, "other-key", "1", "2000"]).status == 0)
+                let later = try Child.run(["get", dir, "queued-key"])
+                #expect(later.status == 0 && later.out.contains("HIT 7"), "\(later.status) \(later.out) \(later.err)")
+            } else {
+                #expect(hit.out.contains("HIT 7"), "\(hit.out)")
+            }
+            let report = try CacheStore(directory: dir).verify()
+            #expect(!report.isDamaged && report.countersMatch, "\(report)")
+        }
+
+        @Test("stores of a process storing beside compaction's eviction batches: every acknowledged store kept")
+        func storesBesideCarryingCompaction() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+            // Given: entries to evict, stored before any store of writer A, so compaction to the
+            // target evicts only them (the least recently used), and writer A storing.
+            do {
+                let store = try CacheStore(directory: dir)
+                var state: UInt64 = 2
+                for i in 0..<1500 {
+                    let body = (0..<512).flatMap { _ in
+                        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                        return withUnsafeBytes(of: state) { Array($0) }
+                    }
+                    try store.store(RecordDescriptor(key: Array("old-\(i)".utf8)), body: body)
+                }
+            }
+            let writerA = try Child(["writer", dir, "1", "1", "40"])
+            #expect(writerA.waitForLines(startingWith: "ACK "), "writer A stored")
+            // When: a compaction in batches of 4 runs beside it, carrying what A queues behind them.
+            let compaction = try Child.run(["rel-compactonce", dir, String(3 << 20), "none"])
+            let a = writerA.killed()
+            #expect(writerA.wasSignalled, "writer A stopped: \(a.status) \(a.err)")
+            #expect(compaction.status == 0 && compaction.out.contains("COMPACTED"), "\(compaction)")
+            // Then: every acknowledged store is readable, bit-exact, from a new process.
+            #expect(acks.append(a.out) > 0, "writer A made progress")
+            let verify = try Child.run(["verify", dir, acks.path])
+            #expect(verify.status == 0, "\(verify.err)")
             let report = try CacheStore(directory: dir).verify()
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
         }

@@ -131,6 +131,8 @@ int suc_s3fifo_chosen(suc_cache *c, MDB_txn *txn);
  * ghost; the caller deletes the victim in `txn`. SUC_ENOTFOUND when the queues hold none (the
  * caller takes the use order). */
 int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN], suc_error *err);
+/* Reads, in a read transaction, the pages the next `count` victims of each queue will touch. */
+void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count);
 
 /* Every table of the index: main first, the secondary structures' own, meta (which holds the
  * others' keys) last. Returns how many. */

@@ -521,15 +521,17 @@ static int prefetch_one(void *vctx, const uint8_t *tkey, const suc_record *r, si
 }
 
 /* Reads the pages the next batch will change, in a read snapshot, before the batch takes the
- * write lock. The entries eviction takes are the least recently used, whose pages are the
- * likeliest to have left the page cache: read under the lock, every store of every process
- * would wait for the disk's reads as well as for the batch's commit. The use order's oldest
- * `count` entries (the next victims unless S3-FIFO chooses), their records and stored-time keys. */
+ * write lock. The entries eviction takes are the least recently used (or, under S3-FIFO, the
+ * oldest of its queues), whose pages are the likeliest to have left the page cache: read under
+ * the lock, every store of every process would wait for the disk's reads as well as for the
+ * batch's commit. The use order's oldest `count` entries, their records and stored-time keys;
+ * under S3-FIFO the queues' oldest `count` each (suc_s3fifo_prefetch). */
 static void prefetch_victims(suc_cache *c, uint32_t count) {
     MDB_txn *txn;
     if (!count || suc_rtxn_begin(c, &txn, NULL)) return;
     prefetch_ctx p = {c, txn, count};
-    if (!suc_s3fifo_chosen(c, txn)) walk_use_order(c, txn, prefetch_one, &p);
+    if (suc_s3fifo_chosen(c, txn)) suc_s3fifo_prefetch(c, txn, count);
+    else walk_use_order(c, txn, prefetch_one, &p);
     suc_rtxn_end(c, txn);
 }
 

@@ -383,6 +383,38 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
     return rc ? rc : SUC_ENOTFOUND;
 }
 
+/* Reads, in the read transaction `txn`, what the next `count` victims of each queue will touch:
+ * the oldest queue keys, each entry's queue state and record, and (small queue) its ghost
+ * bucket; compaction calls it before a batch takes the write lock (maintenance.c). */
+void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
+    static const uint8_t queues[2] = {QUEUE_SMALL, QUEUE_MAIN};
+    uint64_t entries = 0;
+    suc_meta_get(c, txn, "entries", &entries);
+    for (int q = 0; q < 2; q++) {
+        MDB_cursor *cur;
+        if (mdb_cursor_open(txn, c->dbi_meta, &cur)) return;
+        uint8_t prefix[3] = {0, 'F', queues[q]};
+        MDB_val k = {sizeof prefix, prefix}, v;
+        int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != QKEY_LEN || memcmp(k.mv_data, prefix, sizeof prefix) != 0) break;
+            const uint8_t *ikey = (const uint8_t *)k.mv_data + 11;
+            entry_state e;
+            int found;
+            (void)entry_read(c, txn, ikey, &e, &found);
+            (void)record_exists(c, txn, ikey);
+            if (queues[q] == QUEUE_SMALL) {
+                uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
+                size_t slot;
+                uint32_t print;
+                ghost_place(ikey, entries, key, &slot, &print);
+                (void)ghost_bucket_read(c, txn, key, value);
+            }
+        }
+        mdb_cursor_close(cur);
+    }
+}
+
 /* ---- choosing the policy, rebuilding, checking ---- */
 
 static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err) {

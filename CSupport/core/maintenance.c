@@ -340,7 +340,6 @@ typedef struct evict_ctx {
     uint32_t batch; /* entries per transaction; 0: the parameters' */
     int carrying;     /* whether a batch carries other processes' queued stores */
     suc_carry carried; /* the stores this batch carries */
-    int carried_any;   /* whether the last batch had claimed any (committed or not) */
 } evict_ctx;
 
 static void evict_reset(void *vctx) {
@@ -549,8 +548,8 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         prefetch_victims(c, ctx.batch ? ctx.batch : most);
         int rc = suc_write_txn_ex(c, evict_and_carry_apply, evict_reset, &ctx, 1, err);
         if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
-        out->carried_stores += rc == SUC_OK ? ctx.carried.count : 0;
-        ctx.carried_any = ctx.carried.count > 0;
+        size_t carried = ctx.carried.count; /* claimed, committed or not */
+        out->carried_stores += rc == SUC_OK ? carried : 0;
         suc_carry_finish(c, &ctx.carried, rc == SUC_OK);
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* after the commit */
@@ -577,7 +576,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         }
         /* Evictions never fail for another process's store: a batch that failed while carrying
          * is tried again without (the stores' owners commit them themselves). */
-        if (rc && proto->carrying && ctx.carried_any) {
+        if (rc && proto->carrying && carried) {
             proto->carrying = 0;
             continue;
         }

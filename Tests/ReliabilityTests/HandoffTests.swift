@@ -63,25 +63,25 @@ extension Reliability {
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
         }
 
+        /// Entries "old-0"… of 4 KiB that do not compress, stored and closed before the test's
+        /// processes start: the least recently used, which compaction evicts first.
+        static func storeOldEntries(_ dir: String, count: Int) throws {
+            let store = try CacheStore(directory: dir)
+            for i in 0..<count {
+                try store.store(
+                    RecordDescriptor(key: Array("old-\(i)".utf8)), body: HostileFiles.incompressible(i, size: 4096))
+            }
+        }
+
         @Test(
             "a store queued behind a compaction's eviction batch goes in its commit; the compaction killed with it in the batch, or after the commit, loses no store",
             arguments: ["none", "claimed", "committed"])
         func compactionCarriesQueuedStores(point: String) throws {
             let scratch = Scratch()
             let dir = scratch.cache
-            // Given: 1,200 entries of 4 KiB to evict (bodies that do not compress), and a store
-            // queued by a process that died before it took the write lock.
-            do {
-                let store = try CacheStore(directory: dir)
-                var state: UInt64 = 1
-                for i in 0..<1200 {
-                    let body = (0..<512).flatMap { _ in
-                        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                        return withUnsafeBytes(of: state) { Array($0) }
-                    }
-                    try store.store(RecordDescriptor(key: Array("old-\(i)".utf8)), body: body)
-                }
-            }
+            // Given: 1,200 entries to evict, and a store queued by a process that died before it
+            // took the write lock.
+            try Self.storeOldEntries(dir, count: 1200)
             let queued = try Child.run(["rel-queue-and-die", dir, "queued-key", "7"])
             try #require(queued.status == 77, "the store was not queued: \(queued.status) \(queued.err)")
             // When: a compaction evicts (armed at `point`); no other process commits meanwhile.
@@ -112,17 +112,7 @@ extension Reliability {
             let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
             // Given: entries to evict, stored before any store of writer A, so compaction to the
             // target evicts only them (the least recently used), and writer A storing.
-            do {
-                let store = try CacheStore(directory: dir)
-                var state: UInt64 = 2
-                for i in 0..<1500 {
-                    let body = (0..<512).flatMap { _ in
-                        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                        return withUnsafeBytes(of: state) { Array($0) }
-                    }
-                    try store.store(RecordDescriptor(key: Array("old-\(i)".utf8)), body: body)
-                }
-            }
+            try Self.storeOldEntries(dir, count: 1500)
             let writerA = try Child(["writer", dir, "1", "1", "40"])
             #expect(writerA.waitForLines(startingWith: "ACK "), "writer A stored")
             // When: a compaction in batches of 4 runs beside it, carrying what A queues behind them.

@@ -38,11 +38,11 @@ def convert_cloudphysics(source, out, object_size):
             o.write(f"{row['lbn']},{object_size or row['size']}\n")
 
 
-def replay(urlcache, trace, policy, percent, limit, relaxed, scratch):
+def replay(urlcache, trace, policy, percent, limit, relaxed, scratch, touch_interval):
     directory = tempfile.mkdtemp(prefix="evict-", dir=scratch)
     shutil.rmtree(directory)
     command = [urlcache, "bench-trace", directory, "--trace", trace, "--policy", policy,
-               "--capacity-percent", str(percent), "--limit", str(limit)]
+               "--capacity-percent", str(percent), "--limit", str(limit), "--touch-interval", str(touch_interval)]
     if relaxed:
         command.append("--relaxed")
     try:
@@ -60,6 +60,8 @@ def main():
     parser.add_argument("--policies", default="lru,s3fifo")
     parser.add_argument("--limit", type=int, default=0, help="requests replayed per trace (0: all)")
     parser.add_argument("--relaxed", action="store_true", help="relaxed durability (no fdatasync per store)")
+    parser.add_argument("--touch-interval", type=int, default=1,
+                        help="milliseconds between two counted uses of an entry (the store's default is 60000)")
     parser.add_argument("--scratch", default=None, help="where the directories go (default: $TMPDIR)")
     parser.add_argument("--json", help="also write every run's result here")
     parser.add_argument("--convert-cloudphysics", nargs=2, metavar=("CSV", "OUT"))
@@ -81,7 +83,8 @@ def main():
     for spec in args.trace:
         name, path = spec.split("=", 1)
         for percent in [float(s) for s in args.sizes.split(",")]:
-            row = {p: replay(args.urlcache, path, p, percent, args.limit, args.relaxed, args.scratch) for p in policies}
+            row = {p: replay(args.urlcache, path, p, percent, args.limit, args.relaxed, args.scratch,
+                             args.touch_interval) for p in policies}
             for p in policies:
                 row[p]["trace"] = name
                 results.append(row[p])

@@ -14,7 +14,7 @@ int suc_debug_body_path(suc_cache *c, const void *key, size_t key_len, const voi
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
     uint8_t *rec_buf = NULL;
     size_t rec_len = 0;
-    int rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, NULL);
+    int rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, NULL, NULL);
     if (rc) return rc;
     suc_record r;
     rc = suc_record_decode(rec_buf, rec_len, &r);
@@ -36,7 +36,7 @@ int suc_debug_get_raw_record(suc_cache *c, const void *key, size_t key_len, cons
                              size_t variant_len, uint8_t **out, size_t *out_len) {
     uint8_t ikey[SUC_IKEY_LEN];
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
-    return suc_index_read_record(c, ikey, out, out_len, NULL);
+    return suc_index_read_record(c, ikey, out, out_len, NULL, NULL);
 }
 
 typedef struct raw_ctx {

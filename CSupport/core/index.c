@@ -166,7 +166,7 @@ size_t suc_index_tables(const suc_cache *c, const char *names[SUC_INDEX_TABLES_M
 
 /* Copies the record of ikey out of a short read transaction. */
 int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out, size_t *len,
-                       suc_error *err) {
+                          int *counts_every_hit, suc_error *err) {
     MDB_txn *txn;
     int rc = suc_rtxn_begin(c, &txn, err);
     if (rc) return rc;
@@ -178,6 +178,7 @@ int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_
             memcpy(copy, v.mv_data, v.mv_size);
             *out = copy;
             *len = v.mv_size;
+            if (counts_every_hit) *counts_every_hit = suc_secondaries_count_every_hit(c, txn, ikey);
         } else {
             rc = suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");
         }

@@ -88,6 +88,9 @@ typedef struct suc_secondary {
     int (*wants_touches)(suc_cache *c, MDB_txn *txn); /* NULL: every batch of touches */
     int (*on_touch)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                     int64_t when_ms, suc_error *err);
+    /* Whether a hit on the entry changes this row even within the touch interval (read in the
+     * hit's own snapshot); NULL: the interval decides. */
+    int (*counts_every_hit)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]);
     int (*on_count)(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err); /* per commit */
     int (*check)(suc_cache *c, suc_check *chk, suc_error *err);  /* verify; fixes with chk->fix */
     int (*rebuild)(suc_cache *c, MDB_txn *txn, suc_error *err);  /* from the records (recount) */
@@ -105,6 +108,8 @@ int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8
                           const suc_record *r, int64_t when_ms, suc_error *err);
 /* Whether a row of the batch sorts by last use, so the records' last-use times must move. */
 int suc_secondaries_touch_moves_last_use(unsigned mask);
+/* Whether a row wants to hear of a hit on the entry whatever the touch interval says. */
+int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]);
 int suc_secondaries_count(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err);
 int suc_secondaries_check(suc_cache *c, suc_check *chk, suc_error *err);
 int suc_secondaries_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
@@ -177,9 +182,10 @@ int suc_tags_check(const void *tags, size_t len, suc_error *err);
  * `out_marked` 1 when it changed. */
 int suc_index_invalidate(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], uint32_t now_s,
                          uint64_t *seq, int *out_marked, suc_error *err);
-/* Copies the record at ikey out of a short read transaction (malloc'd). */
-int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out,
-                          size_t *len, suc_error *err);
+/* Copies the record at ikey out of a short read transaction (malloc'd); with `counts_every_hit`,
+ * also says, in the same snapshot, whether a hit on it is wanted whatever the touch interval. */
+int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_t **out, size_t *len,
+                          int *counts_every_hit, suc_error *err);
 
 /* ---- partition counters and quotas (partitions.c, quota.c) ------------------------------ */
 

@@ -49,7 +49,9 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
     uint8_t *rec_buf = NULL;
     size_t rec_len = 0;
-    if ((rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, err))) return rc;
+    int counts_every_hit = 0;
+    int *counted = flags & SUC_GET_NO_TOUCH ? NULL : &counts_every_hit;
+    if ((rc = suc_index_read_record(c, ikey, &rec_buf, &rec_len, counted, err))) return rc;
 
     suc_entry *e = NULL;
     suc_record r;
@@ -103,7 +105,8 @@ int suc_get(suc_cache *c, const void *key, size_t key_len, const void *variant, 
     e->view.body_len = e->body ? (size_t)r.body_size : 0;
     if (!(flags & SUC_GET_NO_TOUCH)) {
         int64_t now = suc_os_now_ms();
-        if (now - r.last_used_ms >= (int64_t)c->opts.touch_interval_ms) suc_touch_queue(c, ikey, now);
+        if (counts_every_hit || now - r.last_used_ms >= (int64_t)c->opts.touch_interval_ms)
+            suc_touch_queue(c, ikey, now);
     }
     *out = e;
     return SUC_OK;

@@ -155,7 +155,7 @@ static file_state classify_body(suc_cache *c, int dirfd, const char *name, const
     uint8_t ikey[SUC_IKEY_LEN];
     suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, ikey);
     size_t ilen = 0;
-    int rc = suc_index_read_record(c, ikey, &indexed, &ilen, NULL);
+    int rc = suc_index_read_record(c, ikey, &indexed, &ilen, NULL, NULL);
     if (rc == SUC_OK) {
         suc_record ir;
         if (suc_record_decode(indexed, ilen, &ir) == SUC_OK && !(ir.flags & SUC_REC_INLINE) &&

@@ -314,6 +314,28 @@ static int queues_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     return entry_write(c, txn, ikey, &e, err);
 }
 
+/* A hit counts while the entry's counter is below its top, however soon after its store or its
+ * last counted hit it comes: the touch interval, which spares LRU a record write per hit, would
+ * otherwise hide every hit of an entry's first minute (its record's last use is its store, and
+ * S3-FIFO does not move it), the very hits that keep an entry out of the small queue's evictions.
+ * The policy is remembered with the snapshot it was read in, so a directory evicting by last use
+ * pays a comparison per hit, not a lookup; a stale answer (another generation's snapshot of the
+ * same number) costs or saves one touch, never an entry. */
+static int queues_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
+    uint64_t id = (uint64_t)mdb_txn_id(txn);
+    uint64_t seen = atomic_load_explicit(&c->eviction_policy_seen, memory_order_relaxed);
+    int chosen;
+    if (seen >> 1 == id) {
+        chosen = (int)(seen & 1);
+    } else {
+        chosen = suc_s3fifo_chosen(c, txn);
+        atomic_store_explicit(&c->eviction_policy_seen, id << 1 | (uint64_t)chosen, memory_order_relaxed);
+    }
+    entry_state e;
+    int found;
+    return chosen && entry_read(c, txn, ikey, &e, &found) == 0 && found && e.counter < COUNTER_MAX;
+}
+
 /* ---- eviction: the next victim ---- */
 
 /* The oldest queue key of `queue`: 0, MDB_NOTFOUND, or an LMDB error. */
@@ -590,6 +612,6 @@ static int queues_check(suc_cache *c, suc_check *chk, suc_error *err) {
 
 const suc_secondary suc_eviction_queues_secondary = {
     .name = "eviction queues", .on_put = queues_put, .on_delete = queues_delete,
-    .wants_touches = queues_want_touches, .on_touch = queues_touch, .check = queues_check,
-    .rebuild = queues_rebuild,
+    .wants_touches = queues_want_touches, .on_touch = queues_touch, .counts_every_hit = queues_count_every_hit,
+    .check = queues_check, .rebuild = queues_rebuild,
 };

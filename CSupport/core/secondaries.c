@@ -52,6 +52,12 @@ int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8
     return SUC_OK;
 }
 
+int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
+    for (size_t i = 0; i < ROW_COUNT; i++)
+        if (rows[i]->counts_every_hit && rows[i]->counts_every_hit(c, txn, ikey)) return 1;
+    return 0;
+}
+
 int suc_secondaries_touch_moves_last_use(unsigned mask) {
     for (size_t i = 0; i < ROW_COUNT; i++)
         if ((mask & (1u << i)) && rows[i]->follows_last_use) return 1;

@@ -101,6 +101,8 @@ struct suc_cache {
     pthread_mutex_t touch_mu;
     suc_touch *touches;
     size_t touch_count;
+    /* the eviction policy as a hit last read it: snapshot number << 1 | S3-FIFO (s3fifo.c) */
+    _Atomic uint64_t eviction_policy_seen;
 
     /* usage counts waiting for the next write (suc_cache_count_usage) */
     _Atomic uint64_t pending_hits, pending_misses;

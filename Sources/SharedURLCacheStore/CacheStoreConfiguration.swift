@@ -58,7 +58,8 @@ public struct CacheStoreConfiguration: Sendable, Hashable {
     /// fewer instructions and, on JSON at level 1, about 14% fewer bytes: Benchmarks/RESULTS.md);
     /// a streamed body by zlib.
     public var compressionLevel = Int(core.compression_level)
-    /// Last-use times (for LRU eviction) are recorded at most this often per entry.
+    /// Last-use times (for LRU eviction) are recorded at most this often per entry. Under S3-FIFO
+    /// every hit counts until the entry's use counter is at its top, whatever this says.
     public var touchInterval = Duration.milliseconds(core.touch_interval_ms)
     /// Online hard cap on the bytes entries take (index records + body files), so a missed
     /// compaction cannot fill the disk: a store that would pass it evicts least-recently used

@@ -12,9 +12,11 @@ struct EvictionPolicyTests {
     static let entrySize = 5_000
     static let capacity = 20 * (entrySize + 300)
 
-    static func open(_ dir: TestDirectory, _ policy: EvictionPolicy) throws -> CacheStore {
+    static func open(
+        _ dir: TestDirectory, _ policy: EvictionPolicy, touchInterval: Duration = .milliseconds(1)
+    ) throws -> CacheStore {
         var configuration = CacheStoreConfiguration()
-        configuration.touchInterval = .milliseconds(1)
+        configuration.touchInterval = touchInterval
         configuration.hardCapacityBytes = capacity
         let store = try CacheStore(directory: dir.cache, configuration: configuration)
         try store.setEvictionPolicy(policy)
@@ -54,6 +56,25 @@ struct EvictionPolicyTests {
         #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
         #expect(try store.statistics().evictions > 150)
         #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        try Self.expectClean(store, "after the scan")
+    }
+
+    @Test(
+        "hits right after the store count under S3-FIFO with the default touch interval: the hot entry outlives a scan",
+        arguments: EvictionPolicy.allCases)
+    func hitsWithinTouchIntervalCount(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        // The default interval (a minute) spares LRU a record write per hit; S3-FIFO's counter must
+        // hear of the hits anyway, or a new entry's first minute of hits is lost.
+        let store = try Self.open(dir, policy, touchInterval: CacheStoreConfiguration().touchInterval)
+        try Self.put(store, "hot")
+        for round in 0..<3 {
+            #expect(try store.record(for: bytes("hot")) != nil, "hot is stored")
+            try Self.put(store, "warm-\(round)")
+        }
+        for i in 0..<200 { try Self.put(store, "scan-\(i)", seed: UInt64(i)) }
+        let kept = try store.version(for: bytes("hot")) != nil
+        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
         try Self.expectClean(store, "after the scan")
     }
 

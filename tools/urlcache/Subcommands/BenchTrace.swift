@@ -15,7 +15,7 @@ struct BenchTrace: ParsableCommand {
             the bytes of the distinct objects, each at the size of its first request. Each \
             request looks the object up (CacheStore.record, without its body); a miss stores it \
             (an incompressible body of the request's size, stored uncompressed). Hits are counted \
-            with a touch interval of 1 ms. Bytes written are this process's write_bytes and wchar \
+            with a touch interval of 1 ms unless --touch-interval says otherwise. Bytes written are this process's write_bytes and wchar \
             from /proc/self/io over the replay: write_bytes counts the pages it dirtied in the \
             page cache (the index's and the body files'), wchar the bytes of its write calls.
             """,
@@ -27,6 +27,8 @@ struct BenchTrace: ParsableCommand {
     @Option(help: "The capacity, in percent of the working set.") var capacityPercent: Double
     @Option(help: "Replay at most this many requests (0: all).") var limit = 0
     @Flag(help: "Relaxed durability (no fdatasync per store).") var relaxed = false
+    @Option(help: "The touch interval, in milliseconds (CacheStoreConfiguration.touchInterval).")
+    var touchInterval = 1
 
     struct Request {
         var key: [UInt8]
@@ -56,7 +58,7 @@ struct BenchTrace: ParsableCommand {
         let capacity = Int(Double(workingSet) * capacityPercent / 100)
         guard capacity > 0 else { throw ValidationError("the capacity is 0 bytes: a larger --capacity-percent") }
         var configuration = CacheStoreConfiguration()
-        configuration.touchInterval = .milliseconds(1)
+        configuration.touchInterval = .milliseconds(touchInterval)
         configuration.hardCapacityBytes = capacity
         if relaxed { configuration.durability = .relaxed }
         let store = try CacheStore(directory: directory, configuration: configuration)

@@ -272,12 +272,14 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     /* A store a power loss must not take makes relaxed commits to this index synced. */
     if (stores && (rc = suc_unsynced_note_synced_store(c, txn, err))) return rc;
     seq = seq0 ? seq0 - 1 : 0;
+    /* The hits first: they came before these stores, whose evictions must see them (applied after,
+     * an entry hit just before a store could be that store's victim). */
+    if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next)
         if (!op->settled) rc = apply_op(c, txn, op, &ctx->delta, &seq, err);
     if (rc == SUC_OK) rc = apply_foreign(c, txn, ctx->foreign, ctx->foreign_count, &ctx->delta, &seq, err);
     if (rc) return rc;
     if (has_put && seq != seq0 && (rc = write_seq(c, txn, seq, err))) return rc;
-    if ((rc = suc_touch_apply(c, txn, ctx->touches, ctx->touch_count, err))) return rc;
     ctx->delta.hits = (int64_t)ctx->hits;
     ctx->delta.misses = (int64_t)ctx->misses;
     return suc_meta_add_counters(c, txn, &ctx->delta, err);

@@ -106,22 +106,54 @@ extension Reliability {
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
         }
 
-        @Test("stores of a process storing beside compaction's eviction batches: every acknowledged store kept")
-        func storesBesideCarryingCompaction() throws {
+        /// One of four kinds of damage to the `handoff` file, by `step`: garbage over the states
+        /// and the first slots, truncated to nothing, truncated into the header, or replaced by a
+        /// file of garbage (processes keep the file they opened; a new one is not their layout).
+        static func damage(handoff path: String, step: Int) throws {
+            var rng = SystemRandomNumberGenerator()
+            switch step % 4 {
+            case 0:
+                let garbage = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let handle = try #require(FileHandle(forWritingAtPath: path))
+                try handle.seek(toOffset: UInt64.random(in: 0..<64, using: &rng))
+                try handle.write(contentsOf: garbage)
+                try handle.close()
+            case 1: #expect(truncate(path, 0) == 0)
+            case 2: #expect(truncate(path, 100) == 0)
+            default:
+                try? FileManager.default.removeItem(atPath: path)
+                FileManager.default.createFile(atPath: path, contents: Data(repeating: 0xA5, count: 300_000))
+            }
+        }
+
+        @Test(
+            "stores of a process storing beside compaction's eviction batches: every acknowledged store kept, also with the handoff file garbled, truncated or replaced meanwhile",
+            arguments: [false, true])
+        func storesBesideCarryingCompaction(damagingHandoff: Bool) throws {
             let scratch = Scratch()
             let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
-            // Given: entries to evict, stored before any store of writer A, so compaction to the
-            // target evicts only them (the least recently used), and writer A storing.
-            try Self.storeOldEntries(dir, count: 1500)
-            let writerA = try Child(["writer", dir, "1", "1", "40"])
-            #expect(writerA.waitForLines(startingWith: "ACK "), "writer A stored")
-            // When: a compaction in batches of 4 runs beside it, carrying what A queues behind them.
-            let compaction = try Child.run(["rel-compactonce", dir, String(3 << 20), "none"])
-            let a = writerA.killed()
-            #expect(writerA.wasSignalled, "writer A stopped: \(a.status) \(a.err)")
-            #expect(compaction.status == 0 && compaction.out.contains("COMPACTED"), "\(compaction)")
-            // Then: every acknowledged store is readable, bit-exact, from a new process.
-            #expect(acks.append(a.out) > 0, "writer A made progress")
+            // Given: entries to evict, stored before any store of the writer, so compaction to the
+            // target evicts only them (the least recently used), and the writer storing.
+            try Self.storeOldEntries(dir, count: 2000)
+            let writer = try Child(["writer", dir, "1", "1", "40"])
+            #expect(writer.waitForLines(startingWith: "ACK "), "the writer stored")
+            // When: a compaction in batches of 4 runs beside it, carrying what the writer queues
+            // behind them, with the handoff file damaged while it runs (or not).
+            let compaction = try Child(["rel-compactonce", dir, String(3 << 20), "none"])
+            var rounds = 0
+            while compaction.isRunning && rounds < 400 {
+                usleep(10_000)
+                if damagingHandoff { try Self.damage(handoff: dir + "/handoff", step: rounds) }
+                rounds += 1
+            }
+            let compacted = compaction.finish()
+            let written = writer.killed()
+            // Then: the compaction ran to its end, and every acknowledged store is readable,
+            // bit-exact, from a new process.
+            #expect(rounds >= 8, "the compaction ended after \(rounds) rounds")
+            #expect(compacted.status == 0 && compacted.out.contains("COMPACTED"), "\(compacted)")
+            #expect(writer.wasSignalled, "the writer stopped: \(written.status) \(written.err)")
+            #expect(acks.append(written.out) > 0, "the writer made progress")
             let verify = try Child.run(["verify", dir, acks.path])
             #expect(verify.status == 0, "\(verify.err)")
             let report = try CacheStore(directory: dir).verify()
@@ -140,22 +172,9 @@ extension Reliability {
                 try Child(["writer", dir, "1", "0", "40"]),
                 try Child(["rel-crashwriter", dir, "2", "1", "40", "none"]),
             ]
-            var rng = SystemRandomNumberGenerator()
             for step in 0..<60 {
                 usleep(15_000)
-                switch step % 4 {
-                case 0: // garbage over the states and the first slots
-                    let garbage = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
-                    let handle = try #require(FileHandle(forWritingAtPath: path))
-                    try handle.seek(toOffset: UInt64.random(in: 0..<64, using: &rng))
-                    try handle.write(contentsOf: garbage)
-                    try handle.close()
-                case 1: #expect(truncate(path, 0) == 0)
-                case 2: #expect(truncate(path, 100) == 0)
-                default: // replaced: the writers keep the file they opened, a new one is garbage
-                    try? FileManager.default.removeItem(atPath: path)
-                    FileManager.default.createFile(atPath: path, contents: Data(repeating: 0xA5, count: 300_000))
-                }
+                try Self.damage(handoff: path, step: step)
             }
             for writer in writers {
                 let outcome = writer.killed()

@@ -223,6 +223,28 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return SUC_OK;
 }
 
+/* Whether the index needs none of init_tables' writes: its tables, a format record this build
+ * reads, the file_bytes counter and the partition counters are there. Then they are opened in a
+ * read transaction (committed, so the table handles stay the environment's), and an open takes
+ * no write lock: a service starts, and serves lookups, while another process holds the write
+ * lock (a process stopped mid-commit holds it until it resumes). 1 when done so. */
+static int open_tables_read_only(suc_cache *c) {
+    MDB_txn *txn = NULL;
+    pthread_rwlock_rdlock(&c->map_lock);
+    int ready = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) == 0;
+    uint64_t format = 0, file_bytes = 0;
+    ready = ready && mdb_dbi_open(txn, "main", 0, &c->dbi_main) == 0 &&
+            mdb_dbi_open(txn, "by_time", 0, &c->dbi_by_time) == 0 &&
+            mdb_dbi_open(txn, "by_use", 0, &c->dbi_by_use) == 0 && mdb_dbi_open(txn, "meta", 0, &c->dbi_meta) == 0 &&
+            suc_meta_get(c, txn, "format", &format) == 0 && suc_directory_format_known(format) &&
+            suc_meta_get(c, txn, "file_bytes", &file_bytes) == 0 && suc_partitions_counted(c, txn);
+    if (ready) ready = mdb_txn_commit(txn) == 0;
+    else if (txn) mdb_txn_abort(txn);
+    pthread_rwlock_unlock(&c->map_lock);
+    if (ready) atomic_store_explicit(&c->directory_format, (int)format, memory_order_relaxed);
+    return ready;
+}
+
 /* Everything of the handle that the kernel and LMDB hold: closed before the handle leaves the
  * registry. Until then another thread opening the directory waits for it, so the process never
  * has two environments on one index file: closing the older would clear every reader slot
@@ -451,6 +473,7 @@ static int open_current(suc_cache *c, int create, int root_locked, const char *p
         if (c->env) mdb_env_close(c->env);
         suc_adopt_env(c, env, g);
         init_ctx ictx = {lost};
+        if (!lost && open_tables_read_only(c)) break;
         if ((rc = suc_write_txn(c, init_tables, NULL, &ictx, err))) return rc;
         break;
     }

@@ -86,6 +86,27 @@ struct MultiProcessTests {
         #expect(try store.record(for: Array("other".utf8))?.body == [1])
     }
 
+    @Test("a process started while another holds a long write transaction opens the directory and serves a hit")
+    func openTakesNoWriteLock() throws {
+        let scratch = TemporaryDirectory(prefix: "suc-mp")
+        let dir = scratch.root + "/cache"
+        #expect(try WorkerProcess.run(["put", dir, "k", "1", "2000"]).status == 0)
+        // Given: another process holds the write lock for 10 s (a service stopped mid-commit
+        // holds it until it resumes).
+        let holder = try WorkerProcess(["holdlock", dir, "10000"])
+        #expect(holder.waitForLine("LOCKING"))
+        usleep(300_000) // the worker says LOCKING just before it takes the lock
+        // When: a new process opens the directory and looks the entry up.
+        let started = Date()
+        let lookup = try WorkerProcess(["get", dir, "k"]).finish(deadline: 8)
+        // Then: it is served while the lock is held: an open writes nothing when the index
+        // needs nothing written.
+        #expect(lookup.status == 0 && lookup.out.hasPrefix("HIT"), "\(lookup)")
+        #expect(Date().timeIntervalSince(started) < 5, "the lookup waited for the write lock")
+        #expect(holder.isRunning, "the lock holder still holds the lock")
+        #expect(holder.finish().status == 0)
+    }
+
     @Test("open, use and close leak no file descriptor")
     func noDescriptorLeak() throws {
         let scratch = TemporaryDirectory(prefix: "suc-mp")

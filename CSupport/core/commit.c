@@ -246,6 +246,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     batch_ctx *ctx = vctx;
     uint64_t seq0 = 0, seq;
     int rc = SUC_OK;
+    suc_handoff_commit_begins(c, txn);
     int has_put = 0; /* or another operation that assigns versions */
     int stores = 0, work = 0;
     /* A store queued for other processes may have been committed by one of them already. */
@@ -312,6 +313,34 @@ void suc_carry_finish(suc_cache *c, suc_carry *carry, int committed) {
     carry->count = 0;
 }
 
+/* The batch's transaction, with the last uses and usage counts queued so far. */
+static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
+    pthread_mutex_lock(&c->touch_mu);
+    suc_touch *mine = NULL;
+    if (c->touch_count && (mine = malloc(sizeof(suc_touch) * c->touch_count))) {
+        memcpy(mine, c->touches, sizeof(suc_touch) * c->touch_count);
+        ctx->touches = mine;
+        ctx->touch_count = c->touch_count;
+        c->touch_count = 0;
+    }
+    pthread_mutex_unlock(&c->touch_mu);
+
+    ctx->hits = atomic_exchange(&c->pending_hits, 0);
+    ctx->misses = atomic_exchange(&c->pending_misses, 0);
+    int removal_only = 1;
+    for (suc_op *o = ctx->ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
+    int rc = suc_write_txn_ex(c, batch_apply, batch_reset, ctx, removal_only, err);
+    suc_handoff_commit_ends(c);
+    if (rc == SUC_ABORT_TXN) rc = SUC_OK; /* nothing left to commit: every store went in another's */
+    free(mine);
+    ctx->touches = NULL;
+    if (rc) { /* not written: keep them for the next write */
+        atomic_fetch_add(&c->pending_hits, ctx->hits);
+        atomic_fetch_add(&c->pending_misses, ctx->misses);
+    }
+    return rc;
+}
+
 /*
  * Group commit (leader/follower): the first writer to find no batch in progress takes every
  * queued operation and commits them in one transaction; the others wait for it. With N writer
@@ -340,28 +369,10 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         c->queue_head = c->queue_tail = NULL;
         pthread_mutex_unlock(&c->commit_mu);
 
-        pthread_mutex_lock(&c->touch_mu);
-        suc_touch *mine = NULL;
-        if (c->touch_count && (mine = malloc(sizeof(suc_touch) * c->touch_count))) {
-            memcpy(mine, c->touches, sizeof(suc_touch) * c->touch_count);
-            ctx.touches = mine;
-            ctx.touch_count = c->touch_count;
-            c->touch_count = 0;
-        }
-        pthread_mutex_unlock(&c->touch_mu);
-
-        ctx.hits = atomic_exchange(&c->pending_hits, 0);
-        ctx.misses = atomic_exchange(&c->pending_misses, 0);
-        int removal_only = 1;
-        for (suc_op *o = ctx.ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
         suc_error berr = {0};
-        int brc = suc_write_txn_ex(c, batch_apply, batch_reset, &ctx, removal_only, &berr);
-        if (brc == SUC_ABORT_TXN) brc = SUC_OK; /* nothing left to commit: every store went in another's */
-        free(mine);
-        if (brc) { /* not written: keep them for the next write */
-            atomic_fetch_add(&c->pending_hits, ctx.hits);
-            atomic_fetch_add(&c->pending_misses, ctx.misses);
-        }
+        /* Every store of the batch may go in the commit another process is running: then there is
+         * nothing to take the write lock for (the last uses and usage counts wait for the next). */
+        int brc = suc_handoff_wait_carried(c, ctx.ops) ? SUC_OK : commit_batch(c, &ctx, &berr);
 
         suc_handoff_finish(c, ctx.foreign, ctx.foreign_count, brc == SUC_OK);
         free(ctx.foreign);

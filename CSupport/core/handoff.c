@@ -40,6 +40,7 @@
 
 #define MAGIC 0x46444E48u /* "HNDF" */
 #define LAYOUT 1u
+#define IN_FLIGHT_AT 16 /* the commit in flight: its transaction id, and when it began (monotonic ms) */
 #define STATES_AT 64
 #define SLOTS_AT 4096
 #define SLOT_BYTES 16384u
@@ -226,7 +227,15 @@ int suc_handoff_enqueue(suc_cache *c, suc_op *op) {
     memcpy(p, op->key, op->key_len);
     memcpy(p + op->key_len, op->record, op->record_len);
     if (op->selector_len) memcpy(p + op->key_len + op->record_len, op->selector, op->selector_len);
-    int ok = pwrite(fd, slot, need, slot_at(i)) == (ssize_t)need && write_state(fd, i, QUEUED) == 0;
+    /* The nonce last, and zero while the rest is written: a committer reads it before and after
+     * the slot and takes the slot only when both reads agree and are not zero, so a slot read
+     * while its owner writes the next store into it (possible once the owner learns without the
+     * write lock that its last store was carried: suc_handoff_wait_carried) is never taken torn. */
+    uint64_t zero = 0;
+    int ok = pwrite(fd, &zero, sizeof zero, slot_at(i) + S_NONCE) == (ssize_t)sizeof zero &&
+             pwrite(fd, slot + sizeof zero, need - sizeof zero, slot_at(i) + sizeof zero) == (ssize_t)(need - sizeof zero) &&
+             pwrite(fd, slot + S_NONCE, sizeof zero, slot_at(i) + S_NONCE) == (ssize_t)sizeof zero &&
+             write_state(fd, i, QUEUED) == 0;
     free(slot);
     if (!ok) {
         suc_handoff_release(c, op);
@@ -277,21 +286,101 @@ int suc_handoff_resolve_failed(suc_cache *c, suc_op *op) {
     return done ? SUC_HANDOFF_DONE : SUC_HANDOFF_APPLY;
 }
 
+/* ---- waiting without the write lock ------------------------------------------------------ */
+
+/* A store queued while another process commits is often carried by that commit. Waiting for the
+ * write lock to learn so costs a turn at LMDB's mutex behind every other waiter, during which the
+ * process queues nothing new; with four processes storing, that serialised the learning and kept
+ * commits small. So a committer says in the file that a commit is in flight, and a store queued
+ * behind it looks for its ticket in read snapshots meanwhile, taking the write lock only when no
+ * commit is in flight or the wait passes WAIT_MAX_MS (a commit stalled in the disk, or a marker
+ * left by a process that died or a neighbour's bytes: the lock is then waited for as before). */
+#define WAIT_POLL_US 50
+#define WAIT_MAX_MS 100
+
+/* The handle's descriptor if it is open (another thread of the handle may be opening it). */
+static int open_fd(suc_cache *c) {
+    pthread_mutex_lock(&c->handoff_mu);
+    int fd = c->handofffd;
+    pthread_mutex_unlock(&c->handoff_mu);
+    return fd;
+}
+
+static void write_in_flight(suc_cache *c, uint64_t txn_id, int64_t began_ms) {
+    uint8_t b[16];
+    suc_put_u64(b, txn_id);
+    suc_put_u64(b + 8, (uint64_t)began_ms);
+    int fd = open_fd(c);
+    if (fd >= 0) (void)pwrite(fd, b, sizeof b, IN_FLIGHT_AT);
+}
+
+void suc_handoff_commit_begins(suc_cache *c, MDB_txn *txn) {
+    if (c->opts.durability != SUC_DURABILITY_RELAXED) write_in_flight(c, mdb_txn_id(txn), suc_os_monotonic_ms());
+}
+
+void suc_handoff_commit_ends(suc_cache *c) {
+    if (c->opts.durability != SUC_DURABILITY_RELAXED) write_in_flight(c, 0, 0);
+}
+
+/* Whether the file says a commit began less than WAIT_MAX_MS ago and has not ended. */
+static int commit_in_flight(int fd, int64_t now_ms) {
+    uint8_t b[16];
+    if (pread(fd, b, sizeof b, IN_FLIGHT_AT) != (ssize_t)sizeof b || suc_get_u64(b) == 0) return 0;
+    int64_t began = (int64_t)suc_get_u64(b + 8);
+    return began <= now_ms && now_ms - began < WAIT_MAX_MS;
+}
+
+/* Settles each queued store of the list found carried in a read snapshot. */
+static int settle_carried(suc_cache *c, suc_op *ops) {
+    MDB_txn *txn = NULL;
+    int all = 1;
+    if (suc_rtxn_begin(c, &txn, NULL) != SUC_OK) return 0;
+    for (suc_op *op = ops; op; op = op->next) {
+        if (!op->settled && op->handoff && !op->handoff_owned && ticket_found(c, txn, op)) op->settled = 1;
+        all &= op->settled;
+    }
+    suc_rtxn_end(c, txn);
+    return all;
+}
+
+int suc_handoff_wait_carried(suc_cache *c, suc_op *ops) {
+    int fd = open_fd(c);
+    if (fd < 0 || c->opts.durability == SUC_DURABILITY_RELAXED) return 0;
+    for (suc_op *op = ops; op; op = op->next)
+        if (op->settled || !op->handoff || op->handoff_owned) return 0; /* not all queued: no use */
+    int64_t start = suc_os_monotonic_ms(), now = start;
+    while (commit_in_flight(fd, now) && now - start < WAIT_MAX_MS) {
+        sleep_us(WAIT_POLL_US);
+        if (settle_carried(c, ops)) {
+            if (suc_os_fault(SUC_FAULT_HANDOFF_SETTLED)) _exit(77); /* a kill point (crash tests only) */
+            return 1;
+        }
+        now = suc_os_monotonic_ms();
+    }
+    return 0;
+}
+
 /* ---- the committer's side ----------------------------------------------------------------- */
 
 /* Decodes slot i's store into op (its bytes in op->handoff_buf); 0 if it is well formed. */
 static int read_store(int fd, int i, int durability, suc_op *op) {
-    uint8_t head[HEAD_LEN];
-    if (pread(fd, head, HEAD_LEN, slot_at(i)) != (ssize_t)HEAD_LEN) return -1;
+    uint8_t head[HEAD_LEN], nonce_before[8];
+    /* The nonce read on its own before and after the rest (see enqueue): one pread of the whole
+     * head guarantees no order among its bytes. */
+    if (pread(fd, nonce_before, sizeof nonce_before, slot_at(i) + S_NONCE) != (ssize_t)sizeof nonce_before ||
+        pread(fd, head, HEAD_LEN, slot_at(i)) != (ssize_t)HEAD_LEN)
+        return -1;
     uint64_t key_len = suc_get_u32(head + S_KEY_LEN), record_len = suc_get_u32(head + S_RECORD_LEN),
              selector_len = suc_get_u32(head + S_SELECTOR_LEN);
     if ((int)suc_get_u32(head + S_DURABILITY) != durability || key_len == 0 || record_len == 0 ||
         HEAD_LEN + key_len + record_len + selector_len > SLOT_BYTES)
         return -1;
     size_t n = (size_t)(key_len + record_len + selector_len);
-    uint8_t *buf = malloc(n);
-    if (!buf || pread(fd, buf, n, slot_at(i) + HEAD_LEN) != (ssize_t)n) {
-        free(buf);
+    uint8_t *buf = malloc(n), nonce_after[8];
+    if (!buf || pread(fd, buf, n, slot_at(i) + HEAD_LEN) != (ssize_t)n ||
+        pread(fd, nonce_after, sizeof nonce_after, slot_at(i) + S_NONCE) != (ssize_t)sizeof nonce_after ||
+        suc_get_u64(nonce_after) != suc_get_u64(nonce_before) || suc_get_u64(nonce_before) == 0) {
+        free(buf); /* or a slot its owner was writing meanwhile (the nonce moved: see enqueue) */
         return -1;
     }
     /* What a neighbour wrote, or a slot read while its owner moved on to its next store: the
@@ -316,7 +405,7 @@ static int read_store(int fd, int i, int durability, suc_op *op) {
     op->capacity_bytes = suc_get_u64(head + S_CAPACITY);
     op->capacity_fixed = 1;
     op->handoff = i + 1;
-    op->handoff_nonce = suc_get_u64(head + S_NONCE);
+    op->handoff_nonce = suc_get_u64(nonce_before);
     op->handoff_buf = buf;
     return 0;
 }
@@ -340,6 +429,8 @@ int suc_handoff_claim(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t *count) {
         suc_op probe = ops[*count];
         if (ticket_found(c, txn, &probe)) { /* committed already; its owner has not looked yet */
             free(ops[*count].handoff_buf);
+            /* Or never will: it died after it found the ticket, before it freed the slot. */
+            if (!lock_held(fd, OWNER_LOCK(i))) (void)write_state(fd, i, FREE);
             continue;
         }
         (*count)++;

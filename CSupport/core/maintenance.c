@@ -418,6 +418,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
  * behind it, and its commit (and fdatasync) serves them, so they do not wait for a second. */
 static int evict_and_carry_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     evict_ctx *ctx = vctx;
+    if (ctx->carrying) suc_handoff_commit_begins(c, txn);
     int rc = evict_apply(c, txn, ctx, err);
     return rc || !ctx->carrying ? rc : suc_carry_queued_stores(c, txn, &ctx->carried, err);
 }
@@ -547,6 +548,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
         memset(&ctx.carried, 0, sizeof ctx.carried);
         prefetch_victims(c, ctx.batch ? ctx.batch : most);
         int rc = suc_write_txn_ex(c, evict_and_carry_apply, evict_reset, &ctx, 1, err);
+        if (ctx.carrying) suc_handoff_commit_ends(c);
         if (suc_last_write_lock_ms() > out->longest_lock_ms) out->longest_lock_ms = suc_last_write_lock_ms();
         size_t carried = ctx.carried.count; /* claimed, committed or not */
         out->carried_stores += rc == SUC_OK ? carried : 0;

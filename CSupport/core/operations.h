@@ -89,6 +89,15 @@ void suc_handoff_release(suc_cache *c, suc_op *op);
 /* In the write transaction `txn`: reads other processes' queued stores not yet carried into
  * ops[*count...] (capacity SUC_HANDOFF_SLOTS); returns how many it added. */
 int suc_handoff_claim(suc_cache *c, MDB_txn *txn, suc_op *ops, size_t *count);
+/* A commit that may carry queued stores says so in the file while it runs (`txn` is its write
+ * transaction), so stores queued behind it wait for their tickets without the write lock. */
+void suc_handoff_commit_begins(suc_cache *c, MDB_txn *txn);
+void suc_handoff_commit_ends(suc_cache *c);
+/* Before taking the write lock for a list of ops (linked by next), all of them stores queued in
+ * the file: while another process's commit is in flight, looks for their tickets in read
+ * snapshots. 1 when every one was found carried (each settled, its results filled); 0 when the
+ * lock is needed after all (some not queued, no commit in flight, or the wait ran out). */
+int suc_handoff_wait_carried(suc_cache *c, suc_op *ops);
 /* Writes the ticket of a claimed store, once applied, into `txn`. */
 int suc_handoff_ticket(suc_cache *c, MDB_txn *txn, const suc_op *op, suc_error *err);
 /* After the transaction: unlinks the bodies a commit dropped for the claimed stores, frees the

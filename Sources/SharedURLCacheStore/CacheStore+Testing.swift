@@ -99,8 +99,9 @@ extension CacheStore {
     case rewrite
     /// Group commit across processes, as kill points only (`abortProcess`): a store queued for
     /// any process's commit; a committer holding other processes' stores in its transaction; the
-    /// same after its commit, before it unlinks the bodies that commit dropped for them.
-    case handoffQueued, handoffClaimed, handoffCommitted
+    /// same after its commit, before it unlinks the bodies that commit dropped for them; a store
+    /// that found, without the write lock, that another process's commit carried it.
+    case handoffQueued, handoffClaimed, handoffCommitted, handoffSettled
 
     /// Makes call `nth` (1-based, from now, process-wide) of this operation fail with `errno`;
     /// `persistent` keeps every later call failing too. Not for concurrent use with live

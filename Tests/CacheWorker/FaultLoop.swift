@@ -17,7 +17,7 @@ enum FaultLoop {
         Array(String(repeating: "{\"tag\":\"\(tag)\",\"n\":123456789}", count: size / 28 + 1).utf8.prefix(size))
     }
 
-    static let killPointsOnly: [InjectedFault] = [.handoffQueued, .handoffClaimed, .handoffCommitted]
+    static let killPointsOnly: [InjectedFault] = [.handoffQueued, .handoffClaimed, .handoffCommitted, .handoffSettled]
 
     static func run(directory: String) -> Int32 {
         var configuration = CacheStoreConfiguration()

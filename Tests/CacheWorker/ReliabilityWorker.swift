@@ -8,8 +8,9 @@ import Foundation
 ///   rel-crashwriter DIR SEED ID KEYS POINT   ACKed stores, then dies inside a store at POINT
 ///                                            (rename: after the temp write; dirfsync: after the
 ///                                            rename; commit: inside the commit; queued, claimed,
-///                                            committed: the group commit across processes, at
-///                                            the first store that gets there; none: forever)
+///                                            committed, settled: the group commit across
+///                                            processes, at the first store that gets there;
+///                                            none: forever)
 ///   rel-compactor DIR MILLIS GRACE_MS [TARGET] compacts every MILLIS until killed
 ///   rel-compactonce DIR TARGET POINT         one compaction to TARGET entry bytes in batches of
 ///                                            4; with POINT claimed or committed it dies when an
@@ -132,6 +133,7 @@ enum ReliabilityWorker {
     /// commit may carry the store) and the group commit's steps.
     static let armedPoints: [String: InjectedFault] = [
         "commit": .commit, "queued": .handoffQueued, "claimed": .handoffClaimed, "committed": .handoffCommitted,
+        "settled": .handoffSettled,
     ]
 
     static func crashWriter(_ dir: String, seed: UInt64, id: UInt64, keys: Int, point: String) throws(CacheError) {
@@ -147,8 +149,9 @@ enum ReliabilityWorker {
             // Keys 1000… : disjoint from `writer`'s, so "latest acknowledged seq" stays exact.
             let key = Worker.keyName(1000 + Int(rng.next() % UInt64(keys)))
             // These kill points are reached when this process commits (commit; its store may ride
-            // in writer A's commit instead), queues a store (queued) or commits writer A's queued
-            // stores (claimed, committed): armed once, they wait in the loop below, storing and
+            // in writer A's commit instead), queues a store (queued), commits writer A's queued
+            // stores (claimed, committed) or finds without the write lock that writer A's commit
+            // carried its store (settled): armed once, they wait in the loop below, storing and
             // acknowledging, until the process gets there.
             if stores == armAfter, let fault = Self.armedPoints[point] {
                 fault.inject(nth: 1, abortProcess: true)

@@ -54,7 +54,7 @@ extension Reliability {
             _ = try CacheStore(directory: dir)
             let seed = runSeed("T3 crashLoop")
             var rng = Seeded(seed: seed)
-            let points = ["rename", "dirfsync", "commit", "queued", "claimed", "committed", "none"]
+            let points = ["rename", "dirfsync", "commit", "queued", "claimed", "committed", "settled", "none"]
             // The index rewrite's kill points (docs/Capacity.md): a rewriter joins every round.
             let rewritePoints = ["snapshot", "caught-up", "copied", "published", "switched", "none"]
             var acknowledged = 0, verifiedKeys = 0, pointDeaths = 0, kills = 0, compactorRounds = 0, rewriterDeaths = 0

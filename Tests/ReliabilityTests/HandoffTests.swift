@@ -28,8 +28,8 @@ extension Reliability {
         }
 
         @Test(
-            "a committer killed with other processes' stores in its transaction, or after its commit, loses no acknowledged store",
-            arguments: ["claimed", "committed"])
+            "a committer killed with other processes' stores in its transaction or after its commit, or a store's process killed once it found its store carried, loses no acknowledged store",
+            arguments: ["claimed", "committed", "settled"])
         func committerDiesAtEachStep(point: String) throws {
             let scratch = Scratch()
             let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
@@ -61,6 +61,22 @@ extension Reliability {
             #expect(reached >= 3, "writer B reached \(point) in \(reached) of 6 rounds")
             let report = try CacheStore(directory: dir).verify()
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
+            // No slot stays queued once every process is gone and one more store committed: a
+            // store its dead process left queued is carried and freed, and one already carried
+            // is freed (a slot left queued is never used again).
+            try #require(try Child.run(["put", dir, "last", "1", "2000"]).status == 0)
+            let queued = try Self.queuedSlots(dir)
+            #expect(queued.isEmpty, "\(point): slots still queued \(queued)")
+        }
+
+        /// The slots the `handoff` file says are queued (its layout: handoff.c).
+        static func queuedSlots(_ dir: String) throws -> [Int] {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/handoff")).prefix(128))
+            try #require(bytes.count == 128, "the handoff file is shorter than its states")
+            return (0..<16).filter { slot in
+                let at = 64 + 4 * slot
+                return bytes[at] == 2 && bytes[at + 1] == 0 && bytes[at + 2] == 0 && bytes[at + 3] == 0
+            }
         }
 
         /// Entries "old-0"… of 4 KiB that do not compress, stored and closed before the test's

@@ -27,11 +27,13 @@ extern "C" {
 /* Group commit across processes, kill points only (abort_process; the process exits whatever
  * the other arguments): a store queued for any process's commit; a committer that has taken other
  * processes' queued stores into its transaction; the same committer after its commit, before it
- * unlinks the bodies that commit dropped for them. */
+ * unlinks the bodies that commit dropped for them; a store that found, without the write lock,
+ * that another process's commit carried it, before it frees its slot. */
 #define SUC_FAULT_HANDOFF_QUEUED 11
 #define SUC_FAULT_HANDOFF_CLAIMED 12
 #define SUC_FAULT_HANDOFF_COMMITTED 13
-#define SUC_FAULT_COUNT 14
+#define SUC_FAULT_HANDOFF_SETTLED 14
+#define SUC_FAULT_COUNT 15
 
 /*
  * Makes call number `nth` (1-based, counted from now, in this process) of `op` fail with

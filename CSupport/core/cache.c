@@ -184,15 +184,35 @@ static int count_file_bytes(suc_cache *c, MDB_txn *txn, uint64_t *out) {
     return mrc == MDB_NOTFOUND ? 0 : mrc;
 }
 
+/* The index's named tables, opened into the handle (with MDB_CREATE, made where missing). */
+static int open_named_tables(suc_cache *c, MDB_txn *txn, unsigned flags) {
+    int rc;
+    if ((rc = mdb_dbi_open(txn, "main", flags, &c->dbi_main)) ||
+        (rc = mdb_dbi_open(txn, "by_time", flags, &c->dbi_by_time)) ||
+        (rc = mdb_dbi_open(txn, "by_use", flags, &c->dbi_by_use)))
+        return rc;
+    return mdb_dbi_open(txn, "meta", flags, &c->dbi_meta);
+}
+
+/* Whether init_tables would write nothing to an index whose tables are open: a format record
+ * this build reads (into *format), the file_bytes counter and the partition counters are there.
+ * init_tables writes exactly what this finds missing, so the two change together. */
+static int needs_no_init(suc_cache *c, MDB_txn *txn, uint64_t *format) {
+    uint64_t file_bytes = 0;
+    return suc_meta_get(c, txn, "format", format) == 0 && suc_directory_format_known(*format) &&
+           suc_meta_get(c, txn, "file_bytes", &file_bytes) == 0 && suc_partitions_counted(c, txn);
+}
+
 static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     init_ctx *ctx = vctx;
     int rc;
-    if ((rc = mdb_dbi_open(txn, "main", MDB_CREATE, &c->dbi_main)) ||
-        (rc = mdb_dbi_open(txn, "by_time", MDB_CREATE, &c->dbi_by_time)) ||
-        (rc = mdb_dbi_open(txn, "by_use", MDB_CREATE, &c->dbi_by_use)) ||
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->dbi_meta)))
-        return suc_fail_mdb(err, "mdb_dbi_open", rc);
+    if ((rc = open_named_tables(c, txn, MDB_CREATE))) return suc_fail_mdb(err, "mdb_dbi_open", rc);
     uint64_t format = 0, file_bytes = 0;
+    if (needs_no_init(c, txn, &format)) {
+        atomic_store_explicit(&c->directory_format, (int)format, memory_order_relaxed);
+        return SUC_OK;
+    }
+    /* Something is missing: each step below writes what it finds missing. */
     rc = suc_meta_get(c, txn, "format", &format);
     if (rc == MDB_NOTFOUND) {
         MDB_stat st;
@@ -223,21 +243,16 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return SUC_OK;
 }
 
-/* Whether the index needs none of init_tables' writes: its tables, a format record this build
- * reads, the file_bytes counter and the partition counters are there. Then they are opened in a
- * read transaction (committed, so the table handles stay the environment's), and an open takes
+/* Whether the index needs none of init_tables' writes (its tables there, and needs_no_init).
+ * Then they are opened in a read transaction (committed, so the table handles stay the environment's), and an open takes
  * no write lock: a service starts, and serves lookups, while another process holds the write
  * lock (a process stopped mid-commit holds it until it resumes). 1 when done so. */
 static int open_tables_read_only(suc_cache *c) {
     MDB_txn *txn = NULL;
     pthread_rwlock_rdlock(&c->map_lock);
     int ready = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) == 0;
-    uint64_t format = 0, file_bytes = 0;
-    ready = ready && mdb_dbi_open(txn, "main", 0, &c->dbi_main) == 0 &&
-            mdb_dbi_open(txn, "by_time", 0, &c->dbi_by_time) == 0 &&
-            mdb_dbi_open(txn, "by_use", 0, &c->dbi_by_use) == 0 && mdb_dbi_open(txn, "meta", 0, &c->dbi_meta) == 0 &&
-            suc_meta_get(c, txn, "format", &format) == 0 && suc_directory_format_known(format) &&
-            suc_meta_get(c, txn, "file_bytes", &file_bytes) == 0 && suc_partitions_counted(c, txn);
+    uint64_t format = 0;
+    ready = ready && open_named_tables(c, txn, 0) == 0 && needs_no_init(c, txn, &format);
     if (ready) ready = mdb_txn_commit(txn) == 0;
     else if (txn) mdb_txn_abort(txn);
     pthread_rwlock_unlock(&c->map_lock);

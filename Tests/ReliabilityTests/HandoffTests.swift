@@ -176,6 +176,40 @@ extension Reliability {
             #expect(!report.isDamaged && report.countersMatch, "\(report)")
         }
 
+        @Test("a neighbour keeping the handoff file's commit-in-flight marker fresh slows stores, never stops them")
+        func freshInFlightMarker() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache, acks = AckFile(scratch.root + "/acks")
+            _ = try Child.run(["put", dir, "first", "1", "2000"])
+            let fd = open(dir + "/handoff", O_WRONLY)
+            try #require(fd >= 0, "no handoff file after a store")
+            defer { close(fd) }
+            // Given: a writer whose every store is queued behind what the marker says is a commit in
+            // flight. When: a neighbour writes a commit that began just now, every millisecond, for 2 s.
+            let writer = try Child(["writer", dir, "1", "1", "40"])
+            let deadline = Date().addingTimeInterval(2)
+            while Date() < deadline {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let began = UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec) / 1_000_000
+                var marker = [UInt8](repeating: 0, count: 16)
+                for i in 0..<8 {
+                    marker[i] = UInt8(truncatingIfNeeded: UInt64(7) >> (8 * i))
+                    marker[8 + i] = UInt8(truncatingIfNeeded: began >> (8 * i))
+                }
+                #expect(pwrite(fd, marker, 16, 16) == 16)
+                usleep(1000)
+            }
+            // Then: the writer went on storing (each store waits at most its bound for a ticket
+            // before it takes the write lock), and every acknowledged store reads back.
+            let outcome = writer.killed()
+            #expect(writer.wasSignalled, "the writer stopped: \(outcome.status) \(outcome.err)")
+            let stored = acks.append(outcome.out)
+            #expect(stored >= 3, "the writer stored \(stored) times in 2 s")
+            let verify = try Child.run(["verify", dir, acks.path])
+            #expect(verify.status == 0, "\(verify.err)")
+        }
+
         @Test("a handoff file garbled, truncated or replaced under storing processes costs no acknowledged store")
         func hostileHandoffFile() throws {
             let scratch = Scratch()

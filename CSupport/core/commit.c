@@ -279,6 +279,13 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     for (suc_op *op = ctx->ops; op && rc == SUC_OK; op = op->next)
         if (!op->settled) rc = apply_op(c, txn, op, &ctx->delta, &seq, err);
     if (rc == SUC_OK) rc = apply_foreign(c, txn, ctx->foreign, ctx->foreign_count, &ctx->delta, &seq, err);
+    /* And the stores queued while this batch applied: claimed again at the last moment, since
+     * every microsecond before the commit is one more in which another process's store can ride. */
+    if (rc == SUC_OK && has_put) {
+        size_t before = ctx->foreign_count;
+        suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
+        rc = apply_foreign(c, txn, ctx->foreign + before, ctx->foreign_count - before, &ctx->delta, &seq, err);
+    }
     if (rc) return rc;
     if (has_put && seq != seq0 && (rc = write_seq(c, txn, seq, err))) return rc;
     ctx->delta.hits = (int64_t)ctx->hits;

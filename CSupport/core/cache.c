@@ -244,9 +244,10 @@ static int init_tables(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
 }
 
 /* Whether the index needs none of init_tables' writes (its tables there, and needs_no_init).
- * Then they are opened in a read transaction (committed, so the table handles stay the environment's), and an open takes
- * no write lock: a service starts, and serves lookups, while another process holds the write
- * lock (a process stopped mid-commit holds it until it resumes). 1 when done so. */
+ * Then they are opened in a read transaction (committed, so the table handles stay the
+ * environment's), and an open takes no write lock: a service starts, and serves lookups, while
+ * another process holds the write lock (a process stopped mid-commit holds it until it
+ * resumes). 1 when done so. */
 static int open_tables_read_only(suc_cache *c) {
     MDB_txn *txn = NULL;
     pthread_rwlock_rdlock(&c->map_lock);

@@ -334,12 +334,6 @@ void suc_handoff_commit_ends(suc_cache *c) {
     if (c->opts.durability != SUC_DURABILITY_RELAXED) write_in_flight(c, 0, 0);
 }
 
-static int64_t monotonic_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Whether the file says a commit began less than WAIT_MAX_MS ago and has not ended. */
 static int commit_in_flight(int fd, int64_t now_ms) {
     uint8_t b[16];
@@ -354,7 +348,7 @@ static int settle_carried(suc_cache *c, suc_op *ops) {
     int all = 1;
     if (suc_rtxn_begin(c, &txn, NULL) != SUC_OK) return 0;
     for (suc_op *op = ops; op; op = op->next) {
-        if (!op->settled && op->handoff && !op->handoff_owned && ticket_found(c, txn, op)) op->settled = 1;
+        if (!op->settled && ticket_found(c, txn, op)) op->settled = 1;
         all &= op->settled;
     }
     suc_rtxn_end(c, txn);
@@ -366,19 +360,19 @@ int suc_handoff_wait_carried(suc_cache *c, suc_op *ops) {
     if (fd < 0 || c->opts.durability == SUC_DURABILITY_RELAXED) return 0;
     for (suc_op *op = ops; op; op = op->next)
         if (op->settled || !op->handoff || op->handoff_owned) return 0; /* not all queued: no use */
-    int64_t start = suc_os_monotonic_ms(), now = start;
-    if (!commit_in_flight(fd, now)) return 0;
-    int64_t last_seen_us = monotonic_us(), spin_until_us = last_seen_us + WAIT_SPIN_US;
-    while (now - start < WAIT_MAX_MS) {
-        if (monotonic_us() < spin_until_us) sched_yield();
+    /* One clock, in µs: the spin, the grace and the bound are measured from the same readings. */
+    int64_t start = suc_os_monotonic_us(), now = start, last_seen = start;
+    if (!commit_in_flight(fd, start / 1000)) return 0;
+    while (now - start < WAIT_MAX_MS * 1000) {
+        if (now - start < WAIT_SPIN_US) sched_yield();
         else sleep_us(WAIT_POLL_US);
         if (settle_carried(c, ops)) {
             if (suc_os_fault(SUC_FAULT_HANDOFF_SETTLED)) _exit(77); /* a kill point (crash tests only) */
             return 1;
         }
-        now = suc_os_monotonic_ms();
-        if (commit_in_flight(fd, now)) last_seen_us = monotonic_us();
-        else if (monotonic_us() - last_seen_us >= WAIT_GRACE_US) break;
+        now = suc_os_monotonic_us();
+        if (commit_in_flight(fd, now / 1000)) last_seen = now;
+        else if (now - last_seen >= WAIT_GRACE_US) break;
     }
     return 0;
 }

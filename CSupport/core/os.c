@@ -200,6 +200,12 @@ int64_t suc_os_monotonic_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t suc_os_monotonic_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int suc_os_flock_bounded(int fd, int op, int timeout_ms) {
     int64_t deadline = suc_os_monotonic_ms() + timeout_ms;
     for (unsigned delay_us = 200;; delay_us = delay_us < 20000 ? delay_us * 2 : 20000) {

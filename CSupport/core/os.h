@@ -37,6 +37,7 @@ int suc_os_random(void *buf, size_t len);
 int64_t suc_os_now_ms(void);
 /* A clock that never steps (durations). */
 int64_t suc_os_monotonic_ms(void);
+int64_t suc_os_monotonic_us(void);
 int suc_os_flock_bounded(int fd, int op, int timeout_ms);
 
 /* ---- errors (error.c) ------------------------------------------------------------------ */

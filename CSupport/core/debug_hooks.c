@@ -79,6 +79,12 @@ int suc_debug_put_raw_meta(suc_cache *c, const void *key, size_t key_len, const 
     return suc_write_txn(c, raw_meta_apply, NULL, &ctx, NULL);
 }
 
+void suc_debug_index_key(const void *key, size_t key_len, const void *variant, size_t variant_len,
+                         uint8_t out[48]) {
+    _Static_assert(SUC_IKEY_LEN == 48, "the testing header's index key length");
+    suc_ikey_make(key, key_len, variant, variant_len, out);
+}
+
 static int hold_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     (void)c; (void)txn; (void)err;
     usleep(*(uint32_t *)vctx * 1000u);

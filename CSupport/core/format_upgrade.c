@@ -99,10 +99,16 @@ static int rekey_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         uint8_t old_key[SUC_TKEY_LEN], new_key[SUC_TKEY_LEN];
         suc_tkey_make(r.last_used_ms, ctx->keys[i], old_key);
         suc_tkey_make(r.stored_at_ms, ctx->keys[i], new_key);
-        MDB_val ok = {SUC_TKEY_LEN, old_key}, nk = {SUC_TKEY_LEN, new_key}, empty = {0, NULL};
-        int mrc = suc_txn_del(c, txn, by_use, &ok);
+        MDB_val ok = {SUC_TKEY_LEN, old_key}, nk = {SUC_TKEY_LEN, new_key}, ov;
+        /* The key's value (the eviction policy's) moves with it. */
+        uint8_t value[SUC_USE_VALUE_MAX];
+        MDB_val nv = {0, value};
+        int mrc = mdb_get(txn, by_use, &ok, &ov);
+        if (mrc == 0 && ov.mv_size <= sizeof value) memcpy(value, ov.mv_data, nv.mv_size = ov.mv_size);
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(by_use)", mrc);
+        mrc = suc_txn_del(c, txn, by_use, &ok);
         if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
-        if ((mrc = suc_txn_put(c, txn, by_use, &nk, &empty, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
+        if ((mrc = suc_txn_put(c, txn, by_use, &nk, &nv, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
         ctx->changed++;
     }
     return SUC_OK;

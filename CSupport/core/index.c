@@ -178,7 +178,7 @@ int suc_index_read_record(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint8_
             memcpy(copy, v.mv_data, v.mv_size);
             *out = copy;
             *len = v.mv_size;
-            if (counts_every_hit) *counts_every_hit = suc_secondaries_count_every_hit(c, txn, ikey);
+            if (counts_every_hit) *counts_every_hit = suc_secondaries_count_every_hit(c, txn, ikey, &v);
         } else {
             rc = suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");
         }

@@ -79,7 +79,8 @@ typedef struct suc_check {
 } suc_check;
 
 /* A structure kept beside the main table, in the same transactions. Each hook may be NULL.
- * on_put and on_delete run before the main table changes (`old` still points into it). */
+ * on_put and on_delete run before the main table changes (`old` still points into it); on_put
+ * in the order of the registry's rows, on_delete in the reverse order. */
 typedef struct suc_secondary {
     const char *name;
     MDB_dbi (*table)(const suc_cache *c); /* a table of its own, copied by the rewrite; NULL: kept in meta */
@@ -89,8 +90,8 @@ typedef struct suc_secondary {
     int (*on_touch)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                     int64_t when_ms, suc_error *err);
     /* Whether a hit on the entry changes this row even within the touch interval (read in the
-     * hit's own snapshot); NULL: the interval decides. */
-    int (*counts_every_hit)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]);
+     * hit's own snapshot, `record` its bytes there); NULL: the interval decides. */
+    int (*counts_every_hit)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const MDB_val *record);
     int (*on_count)(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err); /* per commit */
     int (*check)(suc_cache *c, suc_check *chk, suc_error *err);  /* verify; fixes with chk->fix */
     int (*rebuild)(suc_cache *c, MDB_txn *txn, suc_error *err);  /* from the records (recount) */
@@ -109,7 +110,7 @@ int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8
 /* Whether a row of the batch sorts by last use, so the records' last-use times must move. */
 int suc_secondaries_touch_moves_last_use(unsigned mask);
 /* Whether a row wants to hear of a hit on the entry whatever the touch interval says. */
-int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]);
+int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const MDB_val *record);
 int suc_secondaries_count(suc_cache *c, MDB_txn *txn, int64_t entries_delta, suc_error *err);
 int suc_secondaries_check(suc_cache *c, suc_check *chk, suc_error *err);
 int suc_secondaries_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err);
@@ -123,6 +124,16 @@ MDB_dbi suc_time_order_dbi(const suc_cache *c, suc_time_order which);
 int suc_time_order_kept(const suc_cache *c, suc_time_order which);
 /* An entry's place in the use order: its last use, and in format 2 never before its stored time. */
 int64_t suc_use_order_time(const suc_cache *c, const suc_record *r);
+/* The value of an entry's use-order key, which the eviction policy owns (s3fifo.c keeps the
+ * entry's place in its queues there): at the entry's time, or at its former time while an
+ * unfinished format upgrade has not moved it. 0, MDB_NOTFOUND, or an LMDB error. The key moves
+ * with its value when the entry is stored again or used. */
+#define SUC_USE_VALUE_MAX 32
+int suc_use_order_value(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                        MDB_val *out);
+/* Sets it (putting the key at the entry's time when it has none). */
+int suc_use_order_value_put(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                            const void *value, size_t len, suc_error *err);
 /* The least recently used key (time ‖ ikey): 0, MDB_NOTFOUND when empty, or an LMDB error. */
 int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 /* Drops a key whose record is gone. */

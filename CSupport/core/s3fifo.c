@@ -19,10 +19,11 @@
  *                                             entries, ghost clock (little endian)
  *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue 'S' (small) or 'M' (main); position
  *                                             big-endian, so one cursor walks a queue oldest first
- *   0x00 'f' ‖ ikey                           queue, position (big-endian), counter, u64 bytes
- *                                             (record + block-rounded body file)
  *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
  *                                             u32 ghost clock (below)
+ * and each entry's place in the value of its use-order key (below, "each entry's place"):
+ *   by_use: use time ‖ ikey                   queue, position (big-endian), counter, u64 bytes
+ *                                             (record + block-rounded body file)
  * An entry no queue knows (stored by an earlier release, or before the policy was chosen) is
  * evicted by the use order once the queues are empty; a queue key whose record is gone is a
  * stray, dropped when met. Every change runs in the caller's write transaction.
@@ -58,6 +59,7 @@ typedef struct entry_state {
     uint64_t position;
     uint8_t counter;
     uint64_t bytes;
+    uint8_t legacy; /* read from a `meta` key of its own (0x00 'f'), where earlier builds kept it */
 } entry_state;
 
 static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
@@ -109,37 +111,65 @@ static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_err
     return meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
 }
 
-/* 0 with *found set when the entry has a queue state, or an LMDB error. */
-static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], entry_state *e, int *found) {
+/* ---- each entry's place ----
+ *
+ * An entry's queue, position, counter and bytes are the value of its use-order key (by_use),
+ * which a store and an eviction write anyway: kept under keys of their own in `meta`, they cost
+ * a commit two more leaves of a deeper `meta` (Benchmarks/RESULTS.md, "Where a commit's pages
+ * go"). A directory that chose S3-FIFO under an earlier build still has some there (0x00 'f' ‖
+ * ikey, the same value): they are read when the use-order key has none, and dropped when the
+ * entry's place is next written or the entry goes. */
+
+/* 1 when `v` holds a place; a value of another shape (or none) is an entry in no queue. */
+static int entry_decode(const MDB_val *v, entry_state *e) {
+    const uint8_t *p = v->mv_data;
+    if (v->mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN)) return 0;
+    e->queue = p[0], e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
+    if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
+    e->legacy = 0;
+    return 1;
+}
+static int legacy_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], entry_state *e, int *found) {
     uint8_t k[EKEY_LEN];
     ekey_make(ikey, k);
     MDB_val mk = {EKEY_LEN, k}, v;
-    *found = 0;
     int mrc = mdb_get(txn, c->dbi_meta, &mk, &v);
-    if (mrc == MDB_NOTFOUND) return 0;
-    if (mrc) return mrc;
-    const uint8_t *p = v.mv_data;
-    /* A value of another shape is a stray: the entry is treated as in no queue. */
-    if (v.mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN)) return 0;
-    e->queue = p[0], e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
-    if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
-    *found = 1;
-    return 0;
+    *found = mrc == 0 && entry_decode(&v, e);
+    e->legacy = (uint8_t)*found;
+    return mrc == MDB_NOTFOUND ? 0 : mrc;
 }
-static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const entry_state *e,
-                       suc_error *err) {
-    uint8_t k[EKEY_LEN], v[EVALUE_LEN];
-    ekey_make(ikey, k);
+/* 0 with *found set when the entry (its record `r`) has a place, or an LMDB error. */
+static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                      entry_state *e, int *found) {
+    MDB_val v;
+    int mrc = suc_use_order_value(c, txn, r, ikey, &v);
+    if (mrc && mrc != MDB_NOTFOUND) return mrc;
+    if (mrc == 0 && (*found = entry_decode(&v, e))) return 0;
+    return legacy_read(c, txn, ikey, e, found);
+}
+static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                       entry_state *e, suc_error *err) {
+    uint8_t v[EVALUE_LEN];
     v[0] = e->queue;
     suc_put_be64(v + 1, e->position);
     v[9] = e->counter;
     suc_put_u64(v + 10, e->bytes);
-    return meta_put(txn, c, k, sizeof k, v, sizeof v, err);
+    int rc = suc_use_order_value_put(c, txn, r, ikey, v, sizeof v, err);
+    if (rc || !e->legacy) return rc;
+    e->legacy = 0;
+    uint8_t k[EKEY_LEN];
+    ekey_make(ikey, k);
+    return meta_del(txn, c, k, sizeof k, err);
+}
+/* The entry's record, decoded (pointing into the snapshot): 0, or no usable record. */
+static int record_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_record *r) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    return mdb_get(txn, c->dbi_main, &k, &v) || suc_record_decode(v.mv_data, v.mv_size, r) != SUC_OK;
 }
 
 /* Puts the entry at the head of `queue` (a new position), dropping its old queue key. */
-static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], entry_state *e, int had_key,
-                   uint8_t queue, queue_state *s, suc_error *err) {
+static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
+                   entry_state *e, int had_key, uint8_t queue, queue_state *s, suc_error *err) {
     uint8_t qk[QKEY_LEN];
     int rc;
     if (had_key) {
@@ -154,7 +184,7 @@ static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
     qkey_make(queue, e->position, ikey, qk);
     uint8_t none = 0;
     if ((rc = meta_put(txn, c, qk, sizeof qk, &none, 0, err))) return rc;
-    return entry_write(c, txn, ikey, e, err);
+    return entry_write(c, txn, ikey, r, e, err);
 }
 
 static uint64_t entry_bytes(const suc_record *r, size_t len) { return (uint64_t)len + suc_record_file_bytes(r, len); }
@@ -257,27 +287,30 @@ static int queues_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
     queue_state s;
     entry_state e = {0};
     int found = 0, mrc = state_read(c, txn, &s);
-    if (!mrc) mrc = entry_read(c, txn, ch->ikey, &e, &found);
+    /* A replaced entry's place came along with its use-order key (time_orders.c, a row above). */
+    if (!mrc && ch->old) mrc = entry_read(c, txn, ch->ikey, ch->new_rec, &e, &found);
     if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
     uint64_t bytes = entry_bytes(ch->new_rec, ch->new_len);
     if (found) { /* replaced in place: it keeps its place and counter, with its new size */
         if (e.queue == QUEUE_SMALL) s.small_bytes = s.small_bytes - (e.bytes < s.small_bytes ? e.bytes : s.small_bytes) + bytes;
         e.bytes = bytes;
-        int rc = entry_write(c, txn, ch->ikey, &e, err);
+        int rc = entry_write(c, txn, ch->ikey, ch->new_rec, &e, err);
         return rc ? rc : state_write(c, txn, &s, err);
     }
     int remembered, rc = ghost_take(c, txn, ch->ikey, &s, &remembered, err);
     if (rc) return rc;
     e.bytes = bytes;
     e.counter = 0;
-    if ((rc = enqueue(c, txn, ch->ikey, &e, 0, remembered ? QUEUE_MAIN : QUEUE_SMALL, &s, err))) return rc;
+    if ((rc = enqueue(c, txn, ch->ikey, ch->new_rec, &e, 0, remembered ? QUEUE_MAIN : QUEUE_SMALL, &s, err)))
+        return rc;
     return state_write(c, txn, &s, err);
 }
 
-/* Drops an entry's queue keys (its record goes, or it was a stray). */
-static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_error *err) {
+/* Drops an entry's queue key, and its place where it has one of its own in `meta` (its record `r`
+ * goes, or it is gone: NULL; a place in the use-order key goes with that key, a row above). */
+static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r, suc_error *err) {
     entry_state e;
-    int found, mrc = entry_read(c, txn, ikey, &e, &found);
+    int found, mrc = r ? entry_read(c, txn, ikey, r, &e, &found) : legacy_read(c, txn, ikey, &e, &found);
     if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
     uint8_t ek[EKEY_LEN];
     ekey_make(ikey, ek);
@@ -287,7 +320,7 @@ static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], 
     uint8_t qk[QKEY_LEN];
     qkey_make(e.queue, e.position, ikey, qk);
     int rc = meta_del(txn, c, qk, sizeof qk, err);
-    if (!rc) rc = meta_del(txn, c, ek, sizeof ek, err);
+    if (!rc && e.legacy) rc = meta_del(txn, c, ek, sizeof ek, err);
     if (rc) return rc;
     if (e.queue == QUEUE_SMALL) {
         s.small_bytes -= e.bytes < s.small_bytes ? e.bytes : s.small_bytes;
@@ -297,7 +330,7 @@ static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], 
 }
 
 static int queues_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    return forget(c, txn, ch->ikey, err);
+    return forget(c, txn, ch->ikey, ch->old, err);
 }
 
 static int queues_want_touches(suc_cache *c, MDB_txn *txn) { return suc_s3fifo_chosen(c, txn); }
@@ -305,13 +338,17 @@ static int queues_want_touches(suc_cache *c, MDB_txn *txn) { return suc_s3fifo_c
 /* A hit raises the counter; one already at its top writes nothing. */
 static int queues_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                         int64_t when_ms, suc_error *err) {
-    (void)r, (void)when_ms;
+    /* The use order takes touches under S3-FIFO only while a partition has a quota; then it has
+     * moved the entry's key, and the place with it, to this use (time_orders.c, a row above). */
+    suc_record used = *r;
+    used.last_used_ms = when_ms;
+    const suc_record *where = suc_partition_any_use_keys(c, txn) ? &used : r;
     entry_state e;
-    int found, mrc = entry_read(c, txn, ikey, &e, &found);
+    int found, mrc = entry_read(c, txn, ikey, where, &e, &found);
     if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
     if (!found || e.counter >= COUNTER_MAX) return SUC_OK;
     e.counter++;
-    return entry_write(c, txn, ikey, &e, err);
+    return entry_write(c, txn, ikey, where, &e, err);
 }
 
 /* A hit counts while the entry's counter is below its top, however soon after its store or its
@@ -321,7 +358,8 @@ static int queues_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
  * The policy is remembered with the snapshot it was read in, so a directory evicting by last use
  * pays a comparison per hit, not a lookup; a stale answer (another generation's snapshot of the
  * same number) costs or saves one touch, never an entry. */
-static int queues_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
+static int queues_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
+                                  const MDB_val *record) {
     uint64_t id = (uint64_t)mdb_txn_id(txn);
     uint64_t seen = atomic_load_explicit(&c->eviction_policy_seen, memory_order_relaxed);
     int chosen;
@@ -331,9 +369,11 @@ static int queues_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey
         chosen = suc_s3fifo_chosen(c, txn);
         atomic_store_explicit(&c->eviction_policy_seen, id << 1 | (uint64_t)chosen, memory_order_relaxed);
     }
+    suc_record r;
     entry_state e;
     int found;
-    return chosen && entry_read(c, txn, ikey, &e, &found) == 0 && found && e.counter < COUNTER_MAX;
+    return chosen && suc_record_decode(record->mv_data, record->mv_size, &r) == SUC_OK &&
+           entry_read(c, txn, ikey, &r, &e, &found) == 0 && found && e.counter < COUNTER_MAX;
 }
 
 /* ---- eviction: the next victim ---- */
@@ -375,17 +415,21 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         int from_small = have_small && (s.small_bytes > small_target || !have_main);
         const uint8_t *qk = from_small ? small : main;
         const uint8_t *ikey = qk + 11;
+        suc_record r;
+        int have_record = record_read(c, txn, ikey, &r) == 0;
         entry_state e;
-        int found;
-        if ((mrc = entry_read(c, txn, ikey, &e, &found))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
-        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !record_exists(c, txn, ikey)) {
+        int found = 0;
+        mrc = have_record ? entry_read(c, txn, ikey, &r, &e, &found) : legacy_read(c, txn, ikey, &e, &found);
+        if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
+        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !have_record) {
             /* A stray: its record is gone, or the entry sits elsewhere. */
             uint8_t stray[QKEY_LEN];
             memcpy(stray, qk, QKEY_LEN);
             if ((rc = meta_del(txn, c, stray, QKEY_LEN, err))) return rc;
-            if (!found || record_exists(c, txn, stray + 11)) continue;
-            /* forget() keeps the counters in `meta`: hand it this walk's changes and take its own back. */
-            if ((rc = state_write(c, txn, &s, err)) || (rc = forget(c, txn, stray + 11, err))) return rc;
+            if (!found || have_record) continue;
+            /* A place of its own in `meta` whose record is gone. forget() keeps the counters in
+             * `meta`: hand it this walk's changes and take its own back. */
+            if ((rc = state_write(c, txn, &s, err)) || (rc = forget(c, txn, stray + 11, NULL, err))) return rc;
             if ((mrc = state_read(c, txn, &s))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
             continue;
         }
@@ -393,7 +437,7 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
             moves_left--;
             uint8_t was = e.queue;
             e.counter = was == QUEUE_SMALL ? 0 : e.counter - 1;
-            if ((rc = enqueue(c, txn, ikey, &e, 1, QUEUE_MAIN, &s, err))) return rc;
+            if ((rc = enqueue(c, txn, ikey, &r, &e, 1, QUEUE_MAIN, &s, err))) return rc;
             continue;
         }
         memcpy(out_ikey, ikey, SUC_IKEY_LEN);
@@ -421,10 +465,10 @@ void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
         for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size != QKEY_LEN || memcmp(k.mv_data, prefix, sizeof prefix) != 0) break;
             const uint8_t *ikey = (const uint8_t *)k.mv_data + 11;
+            suc_record r;
             entry_state e;
             int found;
-            (void)entry_read(c, txn, ikey, &e, &found);
-            (void)record_exists(c, txn, ikey);
+            if (record_read(c, txn, ikey, &r) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
             if (queues[q] == QUEUE_SMALL) {
                 uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
                 size_t slot;
@@ -454,13 +498,31 @@ static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_del(eviction queues)", mrc) : SUC_OK;
 }
 
+/* Empties every use-order key's value (each entry's place). */
+static int places_clear(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_use)", mrc);
+    MDB_val k, v, empty = {0, NULL};
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (!v.mv_size) continue;
+        uint8_t key[SUC_TKEY_LEN]; /* the put may move the page k points into */
+        if (k.mv_size != sizeof key) continue;
+        memcpy(key, k.mv_data, sizeof key);
+        MDB_val kk = {sizeof key, key};
+        if ((mrc = suc_txn_put(c, txn, c->dbi_by_use, &kk, &empty, 0))) break;
+    }
+    mdb_cursor_close(cur);
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_put(by_use)", mrc) : SUC_OK;
+}
+
 static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
     static const uint8_t kinds[] = {'F', 'f', 'g', 'E'};
     for (size_t i = 0; i < sizeof kinds; i++) {
         int rc = delete_under(c, txn, kinds[i], err);
         if (rc) return rc;
     }
-    return SUC_OK;
+    return places_clear(c, txn, err);
 }
 
 /* Empty ghost; every entry in main, least recently used oldest, with its counter at 0. */
@@ -479,9 +541,11 @@ static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
         suc_record r;
         if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
         entry_state e = {.bytes = entry_bytes(&r, mv.mv_size)};
-        uint8_t ikey_copy[SUC_IKEY_LEN]; /* `meta` is another table: this cursor stays where it is */
+        /* The place is written into this table's keys under the cursor (LMDB moves the cursor
+         * along with a page split); the key's bytes are copied before. */
+        uint8_t ikey_copy[SUC_IKEY_LEN];
         memcpy(ikey_copy, ikey, SUC_IKEY_LEN);
-        rc = enqueue(c, txn, ikey_copy, &e, 0, QUEUE_MAIN, &s, err);
+        rc = enqueue(c, txn, ikey_copy, &r, &e, 0, QUEUE_MAIN, &s, err);
     }
     mdb_cursor_close(cur);
     if (rc) return rc;
@@ -518,35 +582,56 @@ int suc_eviction_policy_get(suc_cache *c, int *out_policy, suc_error *err) {
     return SUC_OK;
 }
 
-/* A queue key must name an entry state at that very place, and a record. */
+/* A queue key must name a record whose place is that very one. */
 static void count_queue_key(suc_cache *c, MDB_txn *txn, MDB_val k, queue_state *sums, uint64_t *bad) {
     const uint8_t *key = k.mv_data;
+    suc_record r;
     entry_state e;
     int found = 0;
-    if (k.mv_size != QKEY_LEN || entry_read(c, txn, key + 11, &e, &found) || !found || e.queue != key[2] ||
-        e.position != suc_get_be64(key + 3) || !record_exists(c, txn, key + 11))
+    if (k.mv_size != QKEY_LEN || record_read(c, txn, key + 11, &r) || entry_read(c, txn, key + 11, &r, &e, &found) ||
+        !found || e.queue != key[2] || e.position != suc_get_be64(key + 3))
         (*bad)++;
     else if (e.queue == QUEUE_SMALL)
         sums->small_bytes += e.bytes, sums->small_entries++;
 }
 
-/* An entry state must have its queue key and its record; 1 when it does. */
-static int count_entry_key(suc_cache *c, MDB_txn *txn, MDB_val k, uint64_t *bad) {
-    const uint8_t *key = k.mv_data;
-    entry_state e;
-    int found = 0;
-    if (k.mv_size != EKEY_LEN || entry_read(c, txn, key + 2, &e, &found) || !found) {
-        (*bad)++;
-        return 0;
-    }
+/* A place must have its queue key and its record; 1 when it does. */
+static int count_place(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const entry_state *e,
+                       uint64_t *bad) {
     uint8_t qk[QKEY_LEN];
-    qkey_make(e.queue, e.position, key + 2, qk);
+    qkey_make(e->queue, e->position, ikey, qk);
     MDB_val qmk = {QKEY_LEN, qk}, qv;
-    if (mdb_get(txn, c->dbi_meta, &qmk, &qv) || !record_exists(c, txn, key + 2)) {
+    if (mdb_get(txn, c->dbi_meta, &qmk, &qv) || !record_exists(c, txn, ikey)) {
         (*bad)++;
         return 0;
     }
     return 1;
+}
+/* A place of its own in `meta` (an earlier build's): the same. */
+static int count_legacy_place(suc_cache *c, MDB_txn *txn, MDB_val k, uint64_t *bad) {
+    const uint8_t *key = k.mv_data;
+    entry_state e;
+    int found = 0;
+    if (k.mv_size != EKEY_LEN || legacy_read(c, txn, key + 2, &e, &found) || !found) {
+        (*bad)++;
+        return 0;
+    }
+    return count_place(c, txn, key + 2, &e, bad);
+}
+/* The places in the use-order keys' values; a key of no record is the use order's own stray. */
+static int count_places(suc_cache *c, MDB_txn *txn, uint64_t *queued, uint64_t *bad) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return mrc;
+    MDB_val k, v;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        entry_state e;
+        if (k.mv_size != SUC_TKEY_LEN || !v.mv_size) continue;
+        if (!entry_decode(&v, &e)) (*bad)++;
+        else *queued += (uint64_t)count_place(c, txn, (const uint8_t *)k.mv_data + 8, &e, bad);
+    }
+    mdb_cursor_close(cur);
+    return mrc == MDB_NOTFOUND ? 0 : mrc;
 }
 
 /* Counts what disagrees in one read snapshot: queue keys without their entry state or record,
@@ -567,11 +652,12 @@ static int count_mismatches(suc_cache *c, MDB_txn *txn, uint64_t *bad) {
         for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
             if (kinds[i] == 'F') count_queue_key(c, txn, k, &sums, bad);
-            else queued += count_entry_key(c, txn, k, bad);
+            else queued += (uint64_t)count_legacy_place(c, txn, k, bad);
         }
         mdb_cursor_close(cur);
         if (mrc && mrc != MDB_NOTFOUND) return mrc;
     }
+    if ((mrc = count_places(c, txn, &queued, bad))) return mrc;
     uint64_t ours = 0;
     if ((mrc = mdb_cursor_open(txn, c->dbi_main, &cur))) return mrc;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {

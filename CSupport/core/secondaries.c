@@ -28,8 +28,10 @@ int suc_secondaries_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *e
     return SUC_OK;
 }
 
+/* In the reverse order of the rows: a row may read, as it lets an entry go, what a row above it
+ * keeps (the eviction queues read the entry's place from its use-order key's value). */
 int suc_secondaries_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
-    for (size_t i = 0; i < ROW_COUNT; i++) {
+    for (size_t i = ROW_COUNT; i-- > 0;) {
         int rc = rows[i]->on_delete ? rows[i]->on_delete(c, txn, ch, err) : SUC_OK;
         if (rc) return rc;
     }
@@ -52,9 +54,9 @@ int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8
     return SUC_OK;
 }
 
-int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
+int suc_secondaries_count_every_hit(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const MDB_val *record) {
     for (size_t i = 0; i < ROW_COUNT; i++)
-        if (rows[i]->counts_every_hit && rows[i]->counts_every_hit(c, txn, ikey)) return 1;
+        if (rows[i]->counts_every_hit && rows[i]->counts_every_hit(c, txn, ikey, record)) return 1;
     return 0;
 }
 

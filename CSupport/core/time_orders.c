@@ -1,7 +1,9 @@
 /*
  * time_orders.c — the time orders over the entries, as secondary structures of the index:
- *   by_use   use time ‖ ikey → ""    : least-recently-used order, read by every eviction, and in
- *                                      a directory of format 2 by remove-since as well
+ *   by_use   use time ‖ ikey → value : least-recently-used order, read by every eviction, and in
+ *                                      a directory of format 2 by remove-since as well; the value
+ *                                      is the eviction policy's (empty under LRU; the entry's
+ *                                      place in the queues under S3-FIFO) and moves with the key
  *   by_time  stored time ‖ ikey → "" : remove-since-date without a scan, kept in a directory of
  *                                      format 1 only (an empty table in format 2)
  * A key is the entry's time, big-endian with the sign flipped (suc_tkey_make), then its ikey, so
@@ -38,13 +40,39 @@ static int64_t use_order_former_time(const suc_cache *c, const suc_record *r) {
     return r->last_used_ms;
 }
 
-static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
-                   suc_error *err) {
+/* `value` is the key's value (NULL: empty). */
+static int key_put(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN],
+                   const MDB_val *value, const char *what, suc_error *err) {
     uint8_t key[SUC_TKEY_LEN];
     suc_tkey_make(t, ikey, key);
-    MDB_val k = {SUC_TKEY_LEN, key}, empty = {0, NULL};
-    int mrc = suc_txn_put(c, txn, dbi, &k, &empty, 0);
+    MDB_val k = {SUC_TKEY_LEN, key}, v = value ? *value : (MDB_val){0, NULL};
+    int mrc = suc_txn_put(c, txn, dbi, &k, &v, 0);
     return mrc ? suc_fail_mdb(err, what, mrc) : SUC_OK;
+}
+
+/* A use-order key's value is the eviction policy's: empty under LRU, the entry's place in the
+ * queues under S3-FIFO (s3fifo.c), so that the commits which write the key anyway (a store, an
+ * eviction) carry the place too. It moves with the key. */
+typedef struct carried_value {
+    uint8_t bytes[SUC_USE_VALUE_MAX];
+    MDB_val val;
+} carried_value;
+
+/* Copies the value of the key at time t into `carry` unless it holds one already; a value
+ * longer than any policy writes is not carried (damage). */
+static int value_carry(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN],
+                       carried_value *carry) {
+    (void)c;
+    if (!carry || carry->val.mv_size) return 0;
+    uint8_t key[SUC_TKEY_LEN];
+    suc_tkey_make(t, ikey, key);
+    MDB_val k = {SUC_TKEY_LEN, key}, v;
+    int mrc = mdb_get(txn, dbi, &k, &v);
+    if (mrc == MDB_NOTFOUND) return 0;
+    if (mrc) return mrc;
+    if (v.mv_size <= sizeof carry->bytes) memcpy(carry->bytes, v.mv_data, v.mv_size), carry->val.mv_size = v.mv_size;
+    carry->val.mv_data = carry->bytes;
+    return 0;
 }
 
 static int key_del(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], const char *what,
@@ -77,23 +105,29 @@ static const time_order use_order = {by_use_dbi, suc_use_order_time, always, use
 /* Removes the entry's key for record `r`: at its time, and at its former time where that differs
  * (one more lookup, for the rare entry stored ahead of its use in format 2). */
 static int order_key_del(const time_order *o, suc_cache *c, MDB_txn *txn, const suc_record *r,
-                         const uint8_t ikey[SUC_IKEY_LEN], suc_error *err) {
+                         const uint8_t ikey[SUC_IKEY_LEN], carried_value *carry, suc_error *err) {
     int64_t t = o->time(c, r);
-    int rc = key_del(c, txn, o->dbi(c), t, ikey, "mdb_del(time order)", err);
+    int mrc = value_carry(c, txn, o->dbi(c), t, ikey, carry);
+    int rc = mrc ? suc_fail_mdb(err, "mdb_get(time order)", mrc) : key_del(c, txn, o->dbi(c), t, ikey, "mdb_del(time order)", err);
     if (rc || !o->former_time || o->former_time(c, r) == t) return rc;
+    if ((mrc = value_carry(c, txn, o->dbi(c), o->former_time(c, r), ikey, carry)))
+        return suc_fail_mdb(err, "mdb_get(time order)", mrc);
     return key_del(c, txn, o->dbi(c), o->former_time(c, r), ikey, "mdb_del(time order)", err);
 }
 
-/* An order the directory does not keep (format 2's stored-time order) is left alone. */
+/* An order the directory does not keep (format 2's stored-time order) is left alone. A replaced
+ * entry's key moves to its new time with its value. */
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     if (!o->kept(c)) return SUC_OK;
-    int rc = ch->old ? order_key_del(o, c, txn, ch->old, ch->ikey, err) : SUC_OK;
-    return rc ? rc : key_put(c, txn, o->dbi(c), o->time(c, ch->new_rec), ch->ikey, "mdb_put(time order)", err);
+    carried_value carry = {.val = {0, NULL}};
+    int rc = ch->old ? order_key_del(o, c, txn, ch->old, ch->ikey, &carry, err) : SUC_OK;
+    return rc ? rc
+              : key_put(c, txn, o->dbi(c), o->time(c, ch->new_rec), ch->ikey, &carry.val, "mdb_put(time order)", err);
 }
 
 static int order_delete(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     if (!o->kept(c)) return SUC_OK;
-    return order_key_del(o, c, txn, ch->old, ch->ikey, err);
+    return order_key_del(o, c, txn, ch->old, ch->ikey, NULL, err);
 }
 
 typedef struct stray_ctx {
@@ -206,8 +240,9 @@ static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         int64_t former = use_order_former_time(c, r);
         return former == from ? SUC_OK : key_del(c, txn, c->dbi_by_use, former, ikey, "mdb_del(by_use)", err);
     }
-    int rc = order_key_del(&use_order, c, txn, r, ikey, err);
-    return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, "mdb_put(by_use)", err);
+    carried_value carry = {.val = {0, NULL}};
+    int rc = order_key_del(&use_order, c, txn, r, ikey, &carry, err);
+    return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, &carry.val, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }
 /* Under S3-FIFO a hit only raises a use counter: the use order (and the record's last use) moves
@@ -226,6 +261,37 @@ const suc_secondary suc_use_order_secondary = {
 };
 
 /* ---- walking them (eviction, remove-since) ---- */
+
+int suc_use_order_value(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                        MDB_val *out) {
+    uint8_t key[SUC_TKEY_LEN];
+    int64_t t = suc_use_order_time(c, r);
+    suc_tkey_make(t, ikey, key);
+    MDB_val k = {SUC_TKEY_LEN, key};
+    int mrc = mdb_get(txn, c->dbi_by_use, &k, out);
+    if (mrc != MDB_NOTFOUND || use_order_former_time(c, r) == t) return mrc;
+    suc_tkey_make(use_order_former_time(c, r), ikey, key);
+    return mdb_get(txn, c->dbi_by_use, &k, out);
+}
+
+int suc_use_order_value_put(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
+                            const void *value, size_t len, suc_error *err) {
+    int64_t t = suc_use_order_time(c, r), former = use_order_former_time(c, r);
+    if (former != t) { /* a key an unfinished format upgrade has not moved yet keeps its place */
+        uint8_t key[SUC_TKEY_LEN];
+        suc_tkey_make(t, ikey, key);
+        MDB_val k = {SUC_TKEY_LEN, key}, v;
+        int mrc = mdb_get(txn, c->dbi_by_use, &k, &v);
+        if (mrc == MDB_NOTFOUND) {
+            suc_tkey_make(former, ikey, key);
+            mrc = mdb_get(txn, c->dbi_by_use, &k, &v);
+            if (mrc == 0) t = former;
+        }
+        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(by_use)", mrc);
+    }
+    MDB_val v = {len, (void *)value};
+    return key_put(c, txn, c->dbi_by_use, t, ikey, &v, "mdb_put(by_use)", err);
+}
 
 int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]) {
     MDB_cursor *cur;

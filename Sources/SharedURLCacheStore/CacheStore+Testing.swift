@@ -73,6 +73,20 @@ extension CacheStore {
         guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
     }
 
+    /// Testing hook: the index key of (key, variant), to write keys as an earlier build did.
+    /// The corresponding C function is `suc_debug_index_key`.
+    @_spi(Testing) public static func debugIndexKey(for key: [UInt8], variant: [UInt8] = []) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 48)
+        key.withUnsafeBytes { k in
+            variant.withUnsafeBytes { v in
+                out.withUnsafeMutableBufferPointer { o in
+                    suc_debug_index_key(k.baseAddress, k.count, v.baseAddress, v.count, o.baseAddress!)
+                }
+            }
+        }
+        return out
+    }
+
     /// Testing hook: the raw index record of an entry.
     /// The corresponding C function is `suc_debug_get_raw_record`.
     @_spi(Testing) public func debugRawRecord(for key: [UInt8], variant: [UInt8] = []) throws(CacheError) -> [UInt8]? {

@@ -176,6 +176,66 @@ struct EvictionPolicyTests {
         try Self.expectClean(store, "under S3-FIFO")
     }
 
+    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    static func le64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
+    @Test(
+        "places kept as an earlier build kept them (keys of their own in meta) are read by verify, hits and stores, and leave with their entries"
+    )
+    func placesOfAnEarlierBuild() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .lru) // entries with no place anywhere
+        let keys = (0..<15).map { "old-\($0)" }
+        for (i, key) in keys.enumerated() { try Self.put(store, key, seed: UInt64(i)) }
+        // What that build wrote for them under S3-FIFO: every entry in main at positions 0..<15,
+        // its place (queue, position, counter, bytes) under 0x00 'f' ‖ index key, the counters.
+        for (i, key) in keys.enumerated() {
+            let ikey = CacheStore.debugIndexKey(for: bytes(key))
+            try store.debugPutMeta(key: [0, 0x46, 0x4D] + Self.be64(UInt64(i)) + ikey, value: [])
+            try store.debugPutMeta(
+                key: [0, 0x66] + ikey, value: [0x4D] + Self.be64(UInt64(i)) + [0] + Self.le64(UInt64(Self.entrySize)))
+        }
+        let counters = Self.le64(UInt64(keys.count)) + [UInt8](repeating: 0, count: 24)
+        try store.debugPutMeta(key: [0, 0x45, 0x63], value: counters)
+        try store.debugPutMeta(key: [0, 0x45], value: [1])
+        #expect(try store.evictionPolicy() == .s3fifo)
+        try Self.expectClean(store, "with the earlier build's places")
+        // A hit raises a counter found there; stores of the same keys keep their places.
+        try Self.hit(store, "old-3")
+        for key in keys.prefix(7) { try Self.put(store, key, seed: 99) }
+        try Self.expectClean(store, "after hits and stores")
+        // Each entry's place goes with it, wherever it was kept: nothing of theirs stays behind.
+        for key in keys { _ = try store.remove(key: bytes(key)) }
+        try Self.put(store, "new-0")
+        try Self.expectClean(store, "after the old entries went")
+        #expect(try store.statistics().entries == 1)
+    }
+
+    @Test(
+        "under S3-FIFO with a quota, hits move the entry's use-order key and its place goes along: the hot entry outlives a scan"
+    )
+    func placeMovesWithTheUseOrder() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .s3fifo)
+        func put(_ key: String, seed: UInt64 = 1) throws {
+            try store.store(
+                RecordDescriptor(key: bytes(key), partition: bytes("q")),
+                body: makeBody(size: Self.entrySize, compressible: false, seed: seed))
+        }
+        try put("hot")
+        // A quota far above the capacity: it never evicts, but while it is set hits rewrite the
+        // records' last use and move their use-order keys.
+        _ = try store.setPartitionQuota(bytes("q"), maxBytes: 100 * Self.capacity)
+        for round in 0..<3 {
+            try Self.hit(store, "hot")
+            try put("warm-\(round)")
+        }
+        for i in 0..<200 { try put("scan-\(i)", seed: UInt64(i)) }
+        #expect(try store.version(for: bytes("hot")) != nil, "the hits counted: hot stayed in main")
+        #expect(try store.statistics().evictions > 150)
+        try Self.expectClean(store, "after hits that moved use-order keys")
+    }
+
     @Test("garbage in the policy key and the queues' keys: eviction goes on, verify reports it, --fix rebuilds")
     func damagedKeys() throws {
         let dir = TestDirectory()

@@ -61,6 +61,11 @@ int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
  * postings, counters and eviction queues kept there). SUC_EINVAL for an empty or oversized key. */
 int suc_debug_put_raw_meta(suc_cache *cache, const void *key, size_t key_len, const void *value, size_t value_len);
 
+/* The 48-byte index key of (key, variant), for tests that write keys the way an earlier build
+ * did (the eviction queues' places of their own in meta). */
+void suc_debug_index_key(const void *key, size_t key_len, const void *variant, size_t variant_len,
+                         uint8_t out[48]);
+
 /* Copies the raw index record of (key, variant) into a malloc'd buffer (free() it). */
 int suc_debug_get_raw_record(suc_cache *cache, const void *key, size_t key_len,
                              const void *variant, size_t variant_len, uint8_t **out,

@@ -6,8 +6,11 @@ a store of the object's size on a miss) at cache sizes of 1%, 10% and 30% of the
 set, under each policy, and prints a Markdown table: miss ratio and bytes written side by side.
 Bytes written are the replaying process's, from /proc/self/io: `wchar` (the bytes of its write
 calls: LMDB writes each commit's dirty pages with pwrite, and the body files) and `write_bytes`
-(the page-cache pages it dirtied; a page dirtied again before writeback counts once, so it moves
-with the kernel's writeback timing and is the noisier of the two).
+(the page-cache memory it dirtied; a page dirtied again before writeback counts once, so it moves
+with the kernel's writeback timing and is the noisier of the two, and a kernel that caches files
+in large folios counts a whole folio for a 4 KiB write into a clean one), and what reached the
+device holding the directories (sectors written, from /sys/dev/block, after a sync before and
+after each replay: the whole machine's, so meaningful only when nothing else writes).
 
 Traces are text, `key,size` per line:
   - synthetic: Benchmarks/eviction/make-zipf-trace.py OUT (seeded Zipf with scans and one-hit wonders);
@@ -38,18 +41,32 @@ def convert_cloudphysics(source, out, object_size):
             o.write(f"{row['lbn']},{object_size or row['size']}\n")
 
 
+def device_sectors_written(path):
+    """Sectors written to the device holding `path`, whole machine (/sys/dev/block/M:m/stat)."""
+    dev = os.stat(path).st_dev
+    with open(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat") as f:
+        return int(f.read().split()[6])
+
+
 def replay(urlcache, trace, policy, percent, limit, relaxed, scratch, touch_interval):
     directory = tempfile.mkdtemp(prefix="evict-", dir=scratch)
+    parent = os.path.dirname(directory)
     shutil.rmtree(directory)
     command = [urlcache, "bench-trace", directory, "--trace", trace, "--policy", policy,
                "--capacity-percent", str(percent), "--limit", str(limit), "--touch-interval", str(touch_interval)]
     if relaxed:
         command.append("--relaxed")
+    os.sync()
+    sectors = device_sectors_written(parent)
     try:
         out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        os.sync()  # what the replay left in the page cache goes to the device too
+        sectors = device_sectors_written(parent) - sectors
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    return json.loads(out.strip().splitlines()[-1])
+    result = json.loads(out.strip().splitlines()[-1])
+    result["deviceBytes"] = sectors * 512
+    return result
 
 
 def main():
@@ -78,8 +95,9 @@ def main():
     print("| trace | cache size | requests | " + " | ".join(f"miss ratio {p}" for p in policies)
           + " | " + " | ".join(f"MB wchar {p}" for p in policies)
           + " | " + " | ".join(f"MB write_bytes {p}" for p in policies)
-          + " | s3fifo ÷ lru misses | s3fifo ÷ lru wchar | s3fifo ÷ lru write_bytes |")
-    print("|---" * (6 + 3 * len(policies)) + "|")
+          + " | " + " | ".join(f"MB to the device {p}" for p in policies)
+          + " | s3fifo ÷ lru misses | s3fifo ÷ lru wchar | s3fifo ÷ lru write_bytes | s3fifo ÷ lru device |")
+    print("|---" * (7 + 4 * len(policies)) + "|")
     for spec in args.trace:
         name, path = spec.split("=", 1)
         for percent in [float(s) for s in args.sizes.split(",")]:
@@ -92,13 +110,15 @@ def main():
             misses = " | ".join(f"{row[p]['missRatio']:.4f}" for p in policies)
             calls = " | ".join(f"{row[p]['writeCalls'] / 1e6:.0f}" for p in policies)
             written = " | ".join(f"{row[p]['writeBytes'] / 1e6:.0f}" for p in policies)
-            ratios = "- | - | -"
+            device = " | ".join(f"{row[p]['deviceBytes'] / 1e6:.0f}" for p in policies)
+            ratios = "- | - | - | -"
             if "lru" in row and "s3fifo" in row:
                 s, l = row["s3fifo"], row["lru"]
-                ratios = " | ".join(f"{s[f] / max(l[f], 1):.3f}" for f in ("misses", "writeCalls", "writeBytes"))
+                ratios = " | ".join(f"{s[f] / max(l[f], 1):.3f}"
+                                    for f in ("misses", "writeCalls", "writeBytes", "deviceBytes"))
             first = row[policies[0]]
             print(f"| {name} | {percent:g}% ({first['capacityBytes'] / 1e6:.2f} MB) | {first['requests']} | "
-                  f"{misses} | {calls} | {written} | {ratios} |", flush=True)
+                  f"{misses} | {calls} | {written} | {device} | {ratios} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

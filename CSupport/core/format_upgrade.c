@@ -89,26 +89,14 @@ static int find_stored_ahead(suc_cache *c, batch_ctx *ctx, suc_error *err) {
  * (format 2's), as the record is now: it may have been stored again or used since the read. */
 static int rekey_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     batch_ctx *ctx = vctx;
-    MDB_dbi by_use = suc_time_order_dbi(c, SUC_ORDER_USE);
     for (size_t i = 0; i < ctx->found; i++) {
         MDB_val k = {SUC_IKEY_LEN, ctx->keys[i]}, v;
         suc_record r;
         if (mdb_get(txn, c->dbi_main, &k, &v) || suc_record_decode(v.mv_data, v.mv_size, &r) ||
             r.last_used_ms >= r.stored_at_ms)
             continue;
-        uint8_t old_key[SUC_TKEY_LEN], new_key[SUC_TKEY_LEN];
-        suc_tkey_make(r.last_used_ms, ctx->keys[i], old_key);
-        suc_tkey_make(r.stored_at_ms, ctx->keys[i], new_key);
-        MDB_val ok = {SUC_TKEY_LEN, old_key}, nk = {SUC_TKEY_LEN, new_key}, ov;
-        /* The key's value (the eviction policy's) moves with it. */
-        uint8_t value[SUC_USE_VALUE_MAX];
-        MDB_val nv = {0, value};
-        int mrc = mdb_get(txn, by_use, &ok, &ov);
-        if (mrc == 0 && ov.mv_size <= sizeof value) memcpy(value, ov.mv_data, nv.mv_size = ov.mv_size);
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(by_use)", mrc);
-        mrc = suc_txn_del(c, txn, by_use, &ok);
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_del(by_use)", mrc);
-        if ((mrc = suc_txn_put(c, txn, by_use, &nk, &nv, 0))) return suc_fail_mdb(err, "mdb_put(by_use)", mrc);
+        int rc = suc_use_order_rekey(c, txn, ctx->keys[i], r.last_used_ms, r.stored_at_ms, err);
+        if (rc) return rc;
         ctx->changed++;
     }
     return SUC_OK;

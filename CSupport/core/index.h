@@ -131,6 +131,9 @@ int64_t suc_use_order_time(const suc_cache *c, const suc_record *r);
 #define SUC_USE_VALUE_MAX 32
 int suc_use_order_value(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
                         MDB_val *out);
+/* Moves an entry's use-order key from one time to another, with its value (the format upgrade). */
+int suc_use_order_rekey(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int64_t from, int64_t to,
+                        suc_error *err);
 /* Sets it (putting the key at the entry's time when it has none). */
 int suc_use_order_value_put(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
                             const void *value, size_t len, suc_error *err);

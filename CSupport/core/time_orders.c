@@ -60,9 +60,7 @@ typedef struct carried_value {
 
 /* Copies the value of the key at time t into `carry` unless it holds one already; a value
  * longer than any policy writes is not carried (damage). */
-static int value_carry(suc_cache *c, MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN],
-                       carried_value *carry) {
-    (void)c;
+static int value_carry(MDB_txn *txn, MDB_dbi dbi, int64_t t, const uint8_t ikey[SUC_IKEY_LEN], carried_value *carry) {
     if (!carry || carry->val.mv_size) return 0;
     uint8_t key[SUC_TKEY_LEN];
     suc_tkey_make(t, ikey, key);
@@ -107,10 +105,10 @@ static const time_order use_order = {by_use_dbi, suc_use_order_time, always, use
 static int order_key_del(const time_order *o, suc_cache *c, MDB_txn *txn, const suc_record *r,
                          const uint8_t ikey[SUC_IKEY_LEN], carried_value *carry, suc_error *err) {
     int64_t t = o->time(c, r);
-    int mrc = value_carry(c, txn, o->dbi(c), t, ikey, carry);
+    int mrc = value_carry(txn, o->dbi(c), t, ikey, carry);
     int rc = mrc ? suc_fail_mdb(err, "mdb_get(time order)", mrc) : key_del(c, txn, o->dbi(c), t, ikey, "mdb_del(time order)", err);
     if (rc || !o->former_time || o->former_time(c, r) == t) return rc;
-    if ((mrc = value_carry(c, txn, o->dbi(c), o->former_time(c, r), ikey, carry)))
+    if ((mrc = value_carry(txn, o->dbi(c), o->former_time(c, r), ikey, carry)))
         return suc_fail_mdb(err, "mdb_get(time order)", mrc);
     return key_del(c, txn, o->dbi(c), o->former_time(c, r), ikey, "mdb_del(time order)", err);
 }
@@ -272,6 +270,15 @@ int suc_use_order_value(suc_cache *c, MDB_txn *txn, const suc_record *r, const u
     if (mrc != MDB_NOTFOUND || use_order_former_time(c, r) == t) return mrc;
     suc_tkey_make(use_order_former_time(c, r), ikey, key);
     return mdb_get(txn, c->dbi_by_use, &k, out);
+}
+
+int suc_use_order_rekey(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int64_t from, int64_t to,
+                        suc_error *err) {
+    carried_value carry = {.val = {0, NULL}};
+    int mrc = value_carry(txn, c->dbi_by_use, from, ikey, &carry);
+    if (mrc) return suc_fail_mdb(err, "mdb_get(by_use)", mrc);
+    int rc = key_del(c, txn, c->dbi_by_use, from, ikey, "mdb_del(by_use)", err);
+    return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, &carry.val, "mdb_put(by_use)", err);
 }
 
 int suc_use_order_value_put(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],

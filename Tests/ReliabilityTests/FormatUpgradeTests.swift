@@ -105,6 +105,32 @@ extension Reliability.LimitsAndFormat {
         #expect(try store.removeAll(storedSince: ahead) == 6, "the other entries stored ahead")
     }
 
+    @Test("format 1 → 2 under S3-FIFO: a use-order key the upgrade moves takes the entry's place along")
+    func upgradeCarriesQueuePlaces() throws {
+        let scratch = Scratch()
+        let ahead = Date().addingTimeInterval(86400)
+        _ = try CacheStore(directory: scratch.cache)
+        guard try Self.setFormat(scratch.cache, valueHex: "0100000000000000") else {
+            print("skipped: mdb_dump/mdb_load missing")
+            return
+        }
+        let store = try CacheStore(directory: scratch.cache)
+        try store.setEvictionPolicy(.s3fifo)
+        // Every third stored ahead of its use: format 1 keys it at its use, the upgrade moves it.
+        for i in 0..<30 {
+            let storedAt = i % 3 == 0 ? ahead : Date(timeIntervalSinceNow: -60)
+            try store.store(RecordDescriptor(key: Array("k\(i)".utf8), storedAt: storedAt), body: [UInt8(i)])
+        }
+        let before = try store.verify()
+        #expect(!before.isDamaged && before.strayIndexKeys == 0, "\(before)")
+        let upgrade = try store.upgradeDirectoryFormat()
+        #expect(upgrade.formatAfter == 2, "\(upgrade)")
+        // A place left behind would leave its queue key naming an entry with none.
+        let after = try store.verify()
+        #expect(!after.isDamaged && after.strayIndexKeys == 0, "\(after)")
+        #expect(try store.removeAll(storedSince: ahead) == 10)
+    }
+
     /// A directory of format 1 holding `entries` entries "k0"…, every `aheadEvery`-th stored at
     /// `ahead` (a stored time ahead of its use), the others a minute ago; nil when the tools that
     /// rewrite the format record are missing.

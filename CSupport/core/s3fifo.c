@@ -12,11 +12,12 @@
  * while the ghost remembers it starts in main. A one-hit wonder thus passes through the small
  * queue only, and a scan never reaches the entries in main.
  *
- * Kept in `meta` under 0x00-prefixed keys, for the reasons tag postings are (every release's
- * index rewrite copies `meta` whole; an earlier release reads none of these keys):
+ * Kept in `meta`, under 0x00-prefixed keys but for the counters, for the reasons tag postings are
+ * (every release's index rewrite copies `meta` whole; an earlier release reads none of these keys):
  *   0x00 'E'                                  u8 policy: 1 = S3-FIFO (absent: least recently used)
- *   0x00 'E' 'c'                              u64 next queue position, small-queue bytes, small
- *                                             entries, ghost clock (little endian)
+ *   "s3fifo"                                  u64 next queue position, small-queue bytes, small
+ *                                             entries, ghost clock (little endian); beside the
+ *                                             directory's counters (earlier builds: 0x00 'E' 'c')
  *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue 'S' (small) or 'M' (main); position
  *                                             big-endian, so one cursor walks a queue oldest first
  *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
@@ -48,10 +49,16 @@ enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
 #define STATE_LEN 32
 
 static const uint8_t policy_key[2] = {0, 'E'};
-static const uint8_t state_key[3] = {0, 'E', 'c'};
+/* The queues' counters sit among the directory's own counters ("entries", "stores", …), in the
+ * `meta` leaf every commit that stores or evicts writes anyway; under 0x00 'E' 'c', where earlier
+ * builds kept them, they cost such a commit a leaf of their own (Benchmarks/RESULTS.md). That key
+ * is still read when this one is missing, and dropped when the counters are next written. */
+static const uint8_t state_key[6] = {'s', '3', 'f', 'i', 'f', 'o'};
+static const uint8_t legacy_state_key[3] = {0, 'E', 'c'};
 
 typedef struct queue_state {
     uint64_t next_position, small_bytes, small_entries, ghost_clock;
+    int legacy; /* read from legacy_state_key */
 } queue_state;
 
 typedef struct entry_state {
@@ -97,6 +104,11 @@ static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
     memset(s, 0, sizeof *s);
     MDB_val k = {sizeof state_key, (void *)state_key}, v;
     int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+    if (mrc == MDB_NOTFOUND) {
+        k = (MDB_val){sizeof legacy_state_key, (void *)legacy_state_key};
+        mrc = mdb_get(txn, c->dbi_meta, &k, &v);
+        s->legacy = mrc == 0;
+    }
     if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != STATE_LEN)) return 0; /* absent or garbage: from zero */
     if (mrc) return mrc;
     const uint8_t *p = v.mv_data;
@@ -108,7 +120,8 @@ static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_err
     uint8_t v[STATE_LEN];
     suc_put_u64(v, s->next_position), suc_put_u64(v + 8, s->small_bytes);
     suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghost_clock);
-    return meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
+    int rc = meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
+    return rc || !s->legacy ? rc : meta_del(txn, c, legacy_state_key, sizeof legacy_state_key, err);
 }
 
 /* ---- each entry's place ----
@@ -522,7 +535,8 @@ static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
         int rc = delete_under(c, txn, kinds[i], err);
         if (rc) return rc;
     }
-    return places_clear(c, txn, err);
+    int rc = meta_del(txn, c, state_key, sizeof state_key, err);
+    return rc ? rc : places_clear(c, txn, err);
 }
 
 /* Empty ghost; every entry in main, least recently used oldest, with its counter at 0. */
@@ -642,7 +656,8 @@ static int count_mismatches(suc_cache *c, MDB_txn *txn, uint64_t *bad) {
     int mrc = state_read(c, txn, &s);
     if (mrc) return mrc;
     MDB_cursor *cur;
-    MDB_val k, v;
+    MDB_val k = {sizeof legacy_state_key, (void *)legacy_state_key}, v;
+    if (!s.legacy && mdb_get(txn, c->dbi_meta, &k, &v) == 0) (*bad)++; /* counters left where earlier builds kept them */
     uint64_t queued = 0;
     static const uint8_t kinds[2] = {'F', 'f'};
     for (int i = 0; i < 2; i++) {

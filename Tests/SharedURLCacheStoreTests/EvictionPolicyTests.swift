@@ -187,15 +187,18 @@ struct EvictionPolicyTests {
         let store = try Self.open(dir, .lru) // entries with no place anywhere
         let keys = (0..<15).map { "old-\($0)" }
         for (i, key) in keys.enumerated() { try Self.put(store, key, seed: UInt64(i)) }
-        // What that build wrote for them under S3-FIFO: every entry in main at positions 0..<15,
-        // its place (queue, position, counter, bytes) under 0x00 'f' ‖ index key, the counters.
+        // What that build wrote for them under S3-FIFO: the last in the small queue, the others in
+        // main, at positions 0..<15; each place (queue, position, counter, bytes) under 0x00 'f' ‖
+        // index key; the queues' counters (the small queue's bytes and entries among them) under
+        // 0x00 'E' 'c'.
         for (i, key) in keys.enumerated() {
             let ikey = CacheStore.debugIndexKey(for: bytes(key))
-            try store.debugPutMeta(key: [0, 0x46, 0x4D] + Self.be64(UInt64(i)) + ikey, value: [])
+            let queue: UInt8 = i == keys.count - 1 ? 0x53 : 0x4D
+            try store.debugPutMeta(key: [0, 0x46, queue] + Self.be64(UInt64(i)) + ikey, value: [])
             try store.debugPutMeta(
-                key: [0, 0x66] + ikey, value: [0x4D] + Self.be64(UInt64(i)) + [0] + Self.le64(UInt64(Self.entrySize)))
+                key: [0, 0x66] + ikey, value: [queue] + Self.be64(UInt64(i)) + [0] + Self.le64(UInt64(Self.entrySize)))
         }
-        let counters = Self.le64(UInt64(keys.count)) + [UInt8](repeating: 0, count: 24)
+        let counters = Self.le64(UInt64(keys.count)) + Self.le64(UInt64(Self.entrySize)) + Self.le64(1) + Self.le64(0)
         try store.debugPutMeta(key: [0, 0x45, 0x63], value: counters)
         try store.debugPutMeta(key: [0, 0x45], value: [1])
         #expect(try store.evictionPolicy() == .s3fifo)

@@ -95,6 +95,66 @@ static int refuse(suc_op *op, uint64_t need, const char *what, uint64_t limit) {
     return SUC_OK;
 }
 
+/* What the entry a put replaces takes (the counters' bytes: record and body file), 0 when there
+ * is none, and whether it counts in partition `pkey`. */
+static int replaced_bytes(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
+                          const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t *bytes, int *in_partition, suc_error *err) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    *bytes = 0, *in_partition = 0;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc == MDB_NOTFOUND) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    suc_record old;
+    *bytes = v.mv_size; /* an undecodable record counts its bytes alone, in no partition */
+    if (suc_record_decode(v.mv_data, v.mv_size, &old) != SUC_OK) return SUC_OK;
+    *bytes += suc_record_file_bytes(&old, v.mv_size);
+    uint8_t old_pkey[SUC_PART_KEY_LEN];
+    suc_partition_key(old.partition, old.partition_len, old_pkey);
+    *in_partition = memcmp(old_pkey, pkey, SUC_PART_KEY_LEN) == 0;
+    return SUC_OK;
+}
+
+/* A store refused: the entry it would have replaced goes all the same (its response is stale). */
+static int refuse_replacing(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t need, const char *what,
+                            uint64_t limit, suc_error *err) {
+    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+    return rc && rc != MDB_NOTFOUND ? rc : refuse(op, need, what, limit);
+}
+
+/* Makes room for `need` bytes in the partition (its quota, 0: none) and the directory (`cap`).
+ * The entry the put replaces stays where it is, so the put replaces it in place (under S3-FIFO it
+ * keeps its place in the queues and its counter: a response stored again is the same entry, not
+ * a newcomer on probation), and its bytes count as room; when an eviction takes it first, room
+ * is made again without them. */
+/* limit - need + room (need ≤ limit), at most INT64_MAX: the evictions compare signed totals, and
+ * a limit near the largest value must stay there rather than wrap. */
+static uint64_t room_for(uint64_t limit, uint64_t need, uint64_t room) {
+    uint64_t left = limit - need, most = (uint64_t)INT64_MAX;
+    if (left >= most) return most;
+    return room > most - left ? most : left + room;
+}
+
+static int make_room(suc_cache *c, MDB_txn *txn, suc_op *op, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t quota,
+                     uint64_t cap, uint64_t need, suc_counters *d, suc_error *err) {
+    uint64_t old, old_here;
+    int in_partition, rc = replaced_bytes(c, txn, op->ikey, pkey, &old, &in_partition, err);
+    if (rc) return rc;
+    if (quota && need > quota) return refuse_replacing(c, txn, op, d, need, "the partition's quota", quota, err);
+    if (need > cap) return refuse_replacing(c, txn, op, d, need, "the capacity", cap, err); /* could never fit */
+    for (;;) {
+        old_here = in_partition ? old : 0;
+        if (quota && (rc = suc_partition_evict(c, txn, pkey, room_for(quota, need, old_here), SUC_CAP_EVICT_MAX, NULL,
+                                               op, d, NULL, err)))
+            return rc;
+        rc = suc_evict(c, txn, room_for(cap, need, old), SUC_CAP_EVICT_MAX, op, d, NULL, err);
+        if (rc == SUC_ECAPACITY) return refuse_replacing(c, txn, op, d, need, "the capacity", cap, err);
+        if (rc || !old) return rc;
+        uint64_t still;
+        if ((rc = replaced_bytes(c, txn, op->ikey, pkey, &still, &in_partition, err)) || still) return rc;
+        old = 0;
+    }
+}
+
 static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq,
                             suc_error *err) {
     uint64_t cap = op->capacity_fixed || op->capacity_bytes ? op->capacity_bytes : c->opts.hard_cap_bytes;
@@ -108,16 +168,7 @@ static int apply_put_capped(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
         /* The partition's own entries go before the directory's: its quota is read first. */
         uint64_t quota = 0, counted = 0;
         if ((rc = suc_partition_quota(c, txn, pkey, &quota, &counted))) return suc_fail_mdb(err, "mdb_get(partition)", rc);
-        /* The entry it replaces goes first: its bytes are not in the way. */
-        rc = suc_index_delete(c, txn, op->ikey, op, d, err);
-        if (rc && rc != MDB_NOTFOUND) return rc;
-        if (quota && need > quota) return refuse(op, need, "the partition's quota", quota);
-        if (need > cap) return refuse(op, need, "the capacity", cap); /* could never fit: evict nothing */
-        if (quota && (rc = suc_partition_evict(c, txn, pkey, quota - need, SUC_CAP_EVICT_MAX, NULL, op, d, NULL, err)))
-            return rc;
-        rc = suc_evict(c, txn, cap - need, SUC_CAP_EVICT_MAX, op, d, NULL, err);
-        if (rc == SUC_ECAPACITY) return refuse(op, need, "the capacity", cap);
-        if (rc) return rc;
+        if ((rc = make_room(c, txn, op, pkey, quota, cap, need, d, err)) || op->op_rc) return rc;
     }
     if ((rc = suc_index_put(c, txn, op, d, seq, err))) return rc;
     /* Without a cap the quota is checked after the put, from the counters the put just wrote:

@@ -1,6 +1,7 @@
 /*
- * debug_hooks.c — the testing hooks of shared_url_cache_testing.h: raw records, body paths, a
- * held write lock, a filled reader pool. Never called by the library itself.
+ * debug_hooks.c — the testing hooks of shared_url_cache_testing.h: raw records, meta keys and
+ * use-order values, body paths, a held write lock, a filled reader pool. Never called by the
+ * library itself.
  */
 #include "operations.h"
 
@@ -52,13 +53,33 @@ static int raw_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     return mrc ? suc_fail_mdb(err, "mdb_put(raw)", mrc) : SUC_OK;
 }
 
+/* Runs `apply` in a write transaction on the index key of (key, variant) and the raw bytes. */
+static int raw_write(suc_cache *c, const void *key, size_t key_len, const void *variant, size_t variant_len,
+                     const void *bytes, size_t len, suc_write_fn apply) {
+    raw_ctx ctx = {.bytes = bytes, .len = len};
+    suc_ikey_make(key, key_len, variant, variant_len, ctx.ikey);
+    return suc_write_txn(c, apply, NULL, &ctx, NULL);
+}
+
 int suc_debug_put_raw_record(suc_cache *c, const void *key, size_t key_len, const void *variant,
                              size_t variant_len, const void *bytes, size_t len) {
-    raw_ctx ctx;
-    suc_ikey_make(key, key_len, variant, variant_len, ctx.ikey);
-    ctx.bytes = bytes;
-    ctx.len = len;
-    return suc_write_txn(c, raw_apply, NULL, &ctx, NULL);
+    return raw_write(c, key, key_len, variant, variant_len, bytes, len, raw_apply);
+}
+
+/* The value of the entry's use-order key, whatever its record says (raw_ctx's bytes). */
+static int use_value_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    raw_ctx *ctx = vctx;
+    MDB_val k = {SUC_IKEY_LEN, ctx->ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc) return mrc == MDB_NOTFOUND ? SUC_ENOTFOUND : suc_fail_mdb(err, "mdb_get(raw use value)", mrc);
+    suc_record r;
+    int rc = suc_record_decode(v.mv_data, v.mv_size, &r);
+    return rc ? rc : suc_use_order_value_put(c, txn, &r, ctx->ikey, ctx->bytes, ctx->len, err);
+}
+
+int suc_debug_put_raw_use_value(suc_cache *c, const void *key, size_t key_len, const void *variant,
+                                size_t variant_len, const void *bytes, size_t len) {
+    return raw_write(c, key, key_len, variant, variant_len, bytes, len, use_value_apply);
 }
 
 typedef struct raw_meta_ctx {

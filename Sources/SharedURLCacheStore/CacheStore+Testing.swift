@@ -46,12 +46,19 @@ extension CacheStore {
     @_spi(Testing) public func debugOverwriteRecord(for key: [UInt8], variant: [UInt8] = [], with raw: [UInt8])
         throws(CacheError)
     {
+        try debugPutRaw(key: key, variant: variant, bytes: raw, with: suc_debug_put_raw_record)
+    }
+
+    /// Calls a C hook that writes raw bytes for (key, variant).
+    private func debugPutRaw(
+        key: [UInt8], variant: [UInt8], bytes: [UInt8],
+        with hook: (OpaquePointer?, UnsafeRawPointer?, Int, UnsafeRawPointer?, Int, UnsafeRawPointer?, Int) -> Int32
+    ) throws(CacheError) {
         let rc = withHandle { handle in
             key.withUnsafeBytes { k in
                 variant.withUnsafeBytes { v in
-                    raw.withUnsafeBytes { r in
-                        suc_debug_put_raw_record(
-                            handle, k.baseAddress, k.count, v.baseAddress, v.count, r.baseAddress, r.count)
+                    bytes.withUnsafeBytes { b in
+                        hook(handle, k.baseAddress, k.count, v.baseAddress, v.count, b.baseAddress, b.count)
                     }
                 }
             }
@@ -71,6 +78,15 @@ extension CacheStore {
             }
         }
         guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+    }
+
+    /// Testing hook: sets the value of an entry's use-order key to raw bytes (the eviction
+    /// policy's; S3-FIFO keeps the entry's place in its queues there), for tests of damaged values.
+    /// The corresponding C function is `suc_debug_put_raw_use_value`.
+    @_spi(Testing) public func debugPutUseOrderValue(for key: [UInt8], variant: [UInt8] = [], value: [UInt8])
+        throws(CacheError)
+    {
+        try debugPutRaw(key: key, variant: variant, bytes: value, with: suc_debug_put_raw_use_value)
     }
 
     /// Testing hook: the index key of (key, variant), to write keys as an earlier build did.

@@ -1,11 +1,12 @@
 import Foundation
-import SharedURLCacheStore
+@_spi(Testing) import SharedURLCacheStore
 import Testing
 import TestProcess
 
 extension Reliability {
     /// S3-FIFO's queues, ghost and counters change in the commits of the stores that evict and
-    /// of the touches: kill -9 at any moment must leave them consistent with the records.
+    /// of the touches: kill -9 at any moment must leave them consistent with the records, and
+    /// damage to them from another process must cost a running one neither a body nor its life.
     @Suite struct EvictionCrash {
         @Test("kill -9 while storing and hitting at the capacity under S3-FIFO: verify finds nothing to repair")
         func s3fifoKillLoop() throws {
@@ -39,6 +40,48 @@ extension Reliability {
             #expect(try store.statistics().evictions > 0, "the loop reached the capacity")
             print("s3fifoKillLoop: \(rounds) rounds, \(stored) stores, \(hits) hits checked")
             #expect(stored >= rounds && hits > 0)
+        }
+
+        @Test(
+            "garbage written into the places of the entries a live process stores and hits: it goes on with right bodies, verify --fix mends"
+        )
+        func damagedPlacesUnderALiveProcess() throws {
+            let scratch = Scratch()
+            let dir = scratch.cache
+            let keys = 400
+            let seed = runSeed("damagedPlacesUnderALiveProcess")
+            let setup = try CacheStore(directory: dir)
+            try setup.setEvictionPolicy(.s3fifo)
+            let worker = try Child(["evicting", dir, String(seed), "400000", String(keys)])
+            #expect(worker.waitForLines(startingWith: "STORED ", count: 50), "the worker got going")
+            // The worker's keys (CacheWorker's key names), their places overwritten while it runs.
+            var rng = Seeded(seed: seed)
+            let values: [[UInt8]] = [
+                [], [1, 2, 3], [0x53] + [UInt8](repeating: 0xFF, count: 17), [0x4D] + [UInt8](repeating: 0, count: 40),
+                [0x07] + [UInt8](repeating: 0x55, count: 17), [0x53] + [UInt8](repeating: 0xEE, count: 3_000),
+            ]
+            var written = 0
+            let until = Date().addingTimeInterval(2 * timeScale)
+            while Date() < until && worker.isRunning {
+                let key = "https://api.example.com/items/\(rng.next() % UInt64(keys))?v=1"
+                let value = values[Int(rng.next() % UInt64(values.count))]
+                do {
+                    try setup.debugPutUseOrderValue(for: Array(key.utf8), value: value)
+                    written += 1
+                } catch {
+                    #expect(error.code == .notFound, "\(error)") // not stored now (never, or evicted)
+                }
+            }
+            #expect(worker.isRunning, "the worker lived through the damage")
+            #expect(worker.waitForMoreLines(startingWith: "STORED ", count: 50), "and stored on after it")
+            let outcome = worker.killed()
+            #expect(!outcome.out.contains("INVALID") && !outcome.err.contains("INVALID"), "\(outcome.err)")
+            #expect(written > 20, "places damaged: \(written)")
+            let fixed = try setup.verify(fix: true)
+            #expect(fixed.strayIndexKeys > 0, "verify saw the damage: \(fixed)")
+            let report = try setup.verify(checkBodies: true)
+            #expect(!report.isDamaged && report.strayIndexKeys == 0, "after --fix (seed \(seed)): \(report)")
+            #expect(try setup.evictionPolicy() == .s3fifo)
         }
     }
 }

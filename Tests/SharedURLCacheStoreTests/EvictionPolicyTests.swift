@@ -35,16 +35,28 @@ struct EvictionPolicyTests {
         #expect(try store.record(for: bytes(key)) != nil, "\(key) is stored")
     }
 
-    /// "hot" stored and hit (`hit`) three times between stores, then a scan of 200 new keys:
-    /// whether "hot" is still there.
-    static func hotEntryOutlivesScan(_ store: CacheStore, hit: () throws -> Void) throws -> Bool {
+    /// "hot" stored and hit (`hit`) three times between stores, `beforeScan`, then a scan of 200
+    /// new keys: whether "hot" is still there.
+    static func hotEntryOutlivesScan(
+        _ store: CacheStore, hit: () throws -> Void, beforeScan: () throws -> Void = {}
+    ) throws -> Bool {
         try put(store, "hot")
         for round in 0..<3 {
             try hit()
             try put(store, "warm-\(round)")
         }
+        try beforeScan()
         for i in 0..<200 { try put(store, "scan-\(i)", seed: UInt64(i)) }
         return try store.version(for: bytes("hot")) != nil
+    }
+
+    /// After `hotEntryOutlivesScan`: the hot entry stayed under S3-FIFO alone, the scan evicted,
+    /// the bytes held to the capacity, verify clean.
+    static func expectScanOutcome(_ store: CacheStore, _ policy: EvictionPolicy, kept: Bool) throws {
+        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
+        #expect(try store.statistics().evictions > 150)
+        #expect(try store.diskUsage(measure: false).entryBytes <= capacity)
+        try expectClean(store, "after the scan")
     }
 
     static func expectClean(_ store: CacheStore, _ what: String) throws {
@@ -68,10 +80,28 @@ struct EvictionPolicyTests {
                 try Self.hit(store, "hot")
             }
         }
-        #expect(kept == (policy == .s3fifo), "\(policy): the hot entry \(kept ? "stayed" : "was evicted")")
-        #expect(try store.statistics().evictions > 150)
-        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
-        try Self.expectClean(store, "after the scan")
+        try Self.expectScanOutcome(store, policy, kept: kept)
+    }
+
+    @Test(
+        "a frequently hit entry stored again (a new response for it) keeps its hits under S3-FIFO and outlives a scan; under LRU it does not",
+        arguments: EvictionPolicy.allCases)
+    func storedAgainKeepsItsHits(policy: EvictionPolicy) throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, policy)
+        let larger = makeBody(size: 2 * Self.entrySize, compressible: false, seed: 42)
+        let kept = try Self.hotEntryOutlivesScan(store, hit: { try Self.hit(store, "hot") }) {
+            // At the capacity (the oldest warm entry evicted), so the new response, twice the
+            // size, makes room by eviction as well.
+            for i in 0..<17 { try Self.put(store, "fill-\(i)", seed: UInt64(100 + i)) }
+            let evictions = try store.statistics().evictions
+            #expect(evictions > 0)
+            try Self.hit(store, "hot")
+            try store.store(RecordDescriptor(key: bytes("hot")), body: larger)
+            #expect(try store.statistics().evictions > evictions)
+        }
+        try Self.expectScanOutcome(store, policy, kept: kept)
+        if kept { #expect(try store.record(for: bytes("hot"))?.body == larger) }
     }
 
     @Test(
@@ -237,6 +267,56 @@ struct EvictionPolicyTests {
         #expect(try store.version(for: bytes("hot")) != nil, "the hits counted: hot stayed in main")
         #expect(try store.statistics().evictions > 150)
         try Self.expectClean(store, "after hits that moved use-order keys")
+    }
+
+    /// Values an entry's use-order key may hold after damage, each of a shape S3-FIFO must not
+    /// take for a place: none, too short, too long to carry, an unknown queue, a place in the small
+    /// queue at a position no queue key has with the largest counter and size, a page's worth.
+    static let damagedUseValues: [[UInt8]] = [
+        [],
+        [1, 2, 3],
+        [0x53] + [UInt8](repeating: 0xFF, count: 39),
+        [0x07] + [UInt8](repeating: 0, count: 17),
+        [0x53] + be64(1 << 63) + [200] + le64(.max),
+        [0x4D] + [UInt8](repeating: 0xEE, count: 5_000),
+    ]
+
+    @Test(
+        "garbage in the use order's values (each entry's place): hits, stores, removals and evictions go on, verify reports it, --fix rebuilds"
+    )
+    func damagedPlaces() throws {
+        let dir = TestDirectory()
+        let store = try Self.open(dir, .s3fifo)
+        for i in 0..<15 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        try Self.expectClean(store, "before the damage")
+        for (i, value) in Self.damagedUseValues.enumerated() {
+            try store.debugPutUseOrderValue(for: bytes("entry-\(i)"), value: value)
+        }
+        let damaged = try store.verify()
+        #expect(damaged.strayIndexKeys >= UInt64(Self.damagedUseValues.count), "\(damaged)")
+        // Every damaged entry is still served, hit (its counter raised or not), stored again, removed.
+        for i in Self.damagedUseValues.indices { try Self.hit(store, "entry-\(i)") }
+        try Self.put(store, "entry-0", seed: 70)
+        try Self.put(store, "entry-3", seed: 73)
+        try Self.put(store, "entry-5", seed: 75)
+        #expect(try store.remove(key: bytes("entry-4")) == 1)
+        #expect(
+            try store.record(for: bytes("entry-0"))?.body
+                == makeBody(size: Self.entrySize, compressible: false, seed: 70))
+        // Past the capacity: the queues evict around the damage, the bytes stay within it.
+        for i in 15..<60 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        #expect(try store.statistics().evictions > 20)
+        for i in 55..<60 {
+            #expect(
+                try store.record(for: bytes("entry-\(i)"))?.body
+                    == makeBody(size: Self.entrySize, compressible: false, seed: UInt64(i)), "entry-\(i)")
+        }
+        _ = try store.verify(fix: true)
+        try Self.expectClean(store, "after --fix")
+        for i in 60..<80 { try Self.put(store, "entry-\(i)", seed: UInt64(i)) }
+        #expect(try store.diskUsage(measure: false).entryBytes <= Self.capacity)
+        try Self.expectClean(store, "stores after --fix")
     }
 
     @Test("garbage in the policy key and the queues' keys: eviction goes on, verify reports it, --fix rebuilds")

@@ -61,6 +61,12 @@ int suc_debug_put_raw_record(suc_cache *cache, const void *key, size_t key_len,
  * postings, counters and eviction queues kept there). SUC_EINVAL for an empty or oversized key. */
 int suc_debug_put_raw_meta(suc_cache *cache, const void *key, size_t key_len, const void *value, size_t value_len);
 
+/* Sets the value of the use-order key of (key, variant) to `bytes`, as it is (the eviction
+ * policy's: S3-FIFO keeps the entry's place there), for tests of damaged values. SUC_ENOTFOUND
+ * when there is no such entry. */
+int suc_debug_put_raw_use_value(suc_cache *cache, const void *key, size_t key_len, const void *variant,
+                                size_t variant_len, const void *bytes, size_t len);
+
 /* The 48-byte index key of (key, variant), for tests that write keys the way an earlier build
  * did (the eviction queues' places of their own in meta). */
 void suc_debug_index_key(const void *key, size_t key_len, const void *variant, size_t variant_len,

@@ -62,10 +62,10 @@ static MDB_dbi walk_table(suc_cache *c, bulk_walk walk) {
  * time is unknown; a lookup purges it) or stored before the date stays. */
 typedef enum verdict { KEEP, REMOVE, STRAY } verdict;
 static verdict judge(suc_cache *c, MDB_txn *txn, const uint8_t *ikey, int64_t since_ms) {
-    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)ikey}, mv;
-    if (mdb_get(txn, c->dbi_main, &mk, &mv)) return STRAY;
     suc_record r;
-    if (suc_record_decode(mv.mv_data, mv.mv_size, &r)) return KEEP;
+    int rc = suc_index_record_get(c, txn, ikey, &r, NULL);
+    if (rc == SUC_ECORRUPT) return KEEP;
+    if (rc) return STRAY;
     return r.stored_at_ms >= since_ms ? REMOVE : KEEP;
 }
 

@@ -53,13 +53,12 @@ static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counte
         uint8_t keep[2 * SUC_IKEY_LEN];
         memcpy(keep, op->ikey, SUC_IKEY_LEN);
         suc_ikey_make(op->key, op->key_len, NULL, 0, keep + SUC_IKEY_LEN);
-        MDB_val k = {SUC_IKEY_LEN, keep + SUC_IKEY_LEN}, v;
-        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(selector)", mrc);
         suc_record old, sel;
+        int mrc = suc_index_record_get(c, txn, keep + SUC_IKEY_LEN, &old, NULL);
+        if (mrc && mrc != MDB_NOTFOUND && mrc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(selector)", mrc);
         if (suc_record_decode(op->selector, op->selector_len, &sel))
             return suc_fail(err, SUC_EINVAL, "selector", 0, 0, "internal: selector does not decode");
-        if (mrc == 0 && suc_record_decode(v.mv_data, v.mv_size, &old) == SUC_OK && old.key_len == op->key_len &&
+        if (mrc == 0 && old.key_len == op->key_len &&
             memcmp(old.key, op->key, op->key_len) == 0 && old.app_flags == sel.app_flags &&
             old.head_len == sel.head_len && memcmp(old.head, sel.head, sel.head_len) == 0)
             return SUC_OK; /* the same selector: the other variants stay selectable */
@@ -75,7 +74,7 @@ static int apply_variant_rule(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counte
                 rc = suc_fail(err, SUC_ENOMEM, "realloc(dead)", ENOMEM, 0, "out of memory");
         suc_op_release(&put);
         /* Another record was there: the variants it selected are not this selector's. */
-        if (rc == SUC_OK && mrc == 0) rc = remove_other_variants(c, txn, op, keep, 2, d, err);
+        if (rc == SUC_OK && mrc != MDB_NOTFOUND) rc = remove_other_variants(c, txn, op, keep, 2, d, err);
     }
     op->removed = removed;
     return rc;
@@ -99,14 +98,14 @@ static int refuse(suc_op *op, uint64_t need, const char *what, uint64_t limit) {
  * is none, and whether it counts in partition `pkey`. */
 static int replaced_bytes(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
                           const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t *bytes, int *in_partition, suc_error *err) {
-    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    *bytes = 0, *in_partition = 0;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return SUC_OK;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    MDB_val v;
     suc_record old;
+    *bytes = 0, *in_partition = 0;
+    int rc = suc_index_record_get(c, txn, ikey, &old, &v);
+    if (rc == MDB_NOTFOUND) return SUC_OK;
+    if (rc && rc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(main)", rc);
     *bytes = v.mv_size; /* an undecodable record counts its bytes alone, in no partition */
-    if (suc_record_decode(v.mv_data, v.mv_size, &old) != SUC_OK) return SUC_OK;
+    if (rc) return SUC_OK;
     *bytes += suc_record_file_bytes(&old, v.mv_size);
     uint8_t old_pkey[SUC_PART_KEY_LEN];
     suc_partition_key(old.partition, old.partition_len, old_pkey);
@@ -193,14 +192,11 @@ static int op_targets(suc_cache *c, MDB_txn *txn, suc_op *op, uint8_t **out, siz
     *out = NULL;
     *count = 0;
     if (op->variant_all) return suc_index_variants(c, txn, op->ikey, op->key, op->key_len, out, count, err);
-    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return SUC_OK;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
     suc_record r;
-    if (suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK &&
-        (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0))
-        return SUC_OK;
+    int rc = suc_index_record_get(c, txn, op->ikey, &r, NULL);
+    if (rc == MDB_NOTFOUND) return SUC_OK;
+    if (rc && rc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(main)", rc);
+    if (rc == 0 && (r.key_len != op->key_len || memcmp(r.key, op->key, op->key_len) != 0)) return SUC_OK;
     if (!(*out = malloc(SUC_IKEY_LEN))) return suc_fail(err, SUC_ENOMEM, "malloc(targets)", ENOMEM, 0, "out of memory");
     memcpy(*out, op->ikey, SUC_IKEY_LEN);
     *count = 1;
@@ -234,16 +230,15 @@ static int apply_invalidate(suc_cache *c, MDB_txn *txn, suc_op *op, uint64_t *se
 }
 
 static int apply_purge_if(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, suc_error *err) {
-    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return SUC_OK;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
     suc_record r;
-    int decoded = suc_record_decode(v.mv_data, v.mv_size, &r) == SUC_OK;
+    int rc = suc_index_record_get(c, txn, op->ikey, &r, NULL);
+    if (rc == MDB_NOTFOUND) return SUC_OK;
+    if (rc && rc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(main)", rc);
+    int decoded = rc == 0;
     /* Only what was read and found bad: a newer entry stored since then stays. */
     if (op->expect_version == 0 ? decoded : (!decoded || r.version != op->expect_version)) return SUC_OK;
     d->corrupt_purges++;
-    int rc = suc_index_delete(c, txn, op->ikey, op, d, err);
+    rc = suc_index_delete(c, txn, op->ikey, op, d, err);
     return rc == MDB_NOTFOUND ? SUC_OK : rc;
 }
 

@@ -69,11 +69,10 @@ int suc_debug_put_raw_record(suc_cache *c, const void *key, size_t key_len, cons
 /* The value of the entry's use-order key, whatever its record says (raw_ctx's bytes). */
 static int use_value_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     raw_ctx *ctx = vctx;
-    MDB_val k = {SUC_IKEY_LEN, ctx->ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc) return mrc == MDB_NOTFOUND ? SUC_ENOTFOUND : suc_fail_mdb(err, "mdb_get(raw use value)", mrc);
     suc_record r;
-    int rc = suc_record_decode(v.mv_data, v.mv_size, &r);
+    int rc = suc_index_record_get(c, txn, ctx->ikey, &r, NULL);
+    if (rc == MDB_NOTFOUND) return SUC_ENOTFOUND;
+    if (rc && rc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(raw use value)", rc);
     return rc ? rc : suc_use_order_value_put(c, txn, &r, ctx->ikey, ctx->bytes, ctx->len, err);
 }
 

@@ -90,11 +90,8 @@ static int find_stored_ahead(suc_cache *c, batch_ctx *ctx, suc_error *err) {
 static int rekey_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     batch_ctx *ctx = vctx;
     for (size_t i = 0; i < ctx->found; i++) {
-        MDB_val k = {SUC_IKEY_LEN, ctx->keys[i]}, v;
         suc_record r;
-        if (mdb_get(txn, c->dbi_main, &k, &v) || suc_record_decode(v.mv_data, v.mv_size, &r) ||
-            r.last_used_ms >= r.stored_at_ms)
-            continue;
+        if (suc_index_record_get(c, txn, ctx->keys[i], &r, NULL) || r.last_used_ms >= r.stored_at_ms) continue;
         int rc = suc_use_order_rekey(c, txn, ctx->keys[i], r.last_used_ms, r.stored_at_ms, err);
         if (rc) return rc;
         ctx->changed++;

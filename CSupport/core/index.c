@@ -72,6 +72,14 @@ static int delete_found(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
     return SUC_OK;
 }
 
+int suc_index_record_get(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_record *r, MDB_val *raw) {
+    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
+    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
+    if (mrc) return mrc;
+    if (raw) *raw = v;
+    return suc_record_decode(v.mv_data, v.mv_size, r) == SUC_OK ? 0 : SUC_ECORRUPT;
+}
+
 int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,
                      suc_counters *delta, suc_error *err) {
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
@@ -132,15 +140,15 @@ int suc_index_put(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint6
     /* The entry it replaces: its secondary keys change with the new one's in one pass (the old
      * record is read before anything changes the page it lies in). */
     MDB_val k = {SUC_IKEY_LEN, op->ikey}, v0;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v0), rc;
-    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_get(main)", mrc);
-    int had_old = mrc == 0 && suc_record_decode(v0.mv_data, v0.mv_size, &old) == SUC_OK;
+    int mrc = suc_index_record_get(c, txn, op->ikey, &old, &v0), rc;
+    if (mrc && mrc != MDB_NOTFOUND && mrc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    int had_old = mrc == 0;
     suc_change ch = {.ikey = op->ikey, .new_rec = &r, .new_len = op->record_len};
     if (had_old) ch.old = &old, ch.old_len = v0.mv_size;
     if ((rc = suc_secondaries_put(c, txn, &ch, err))) return rc;
     op->part_quota = ch.part_quota;
     op->part_bytes = ch.part_bytes;
-    if (mrc == 0) { /* the replaced entry's counters and body file (a replacement is not a removal) */
+    if (mrc != MDB_NOTFOUND) { /* the replaced entry's counters and body file (a replacement is not a removal) */
         count_entry(d, had_old ? &old : NULL, v0.mv_size, -1);
         /* A refreshed head keeps its body file: the new record names it too. */
         int same_file = had_old && !(r.flags & SUC_REC_INLINE) && !memcmp(old.body_id, r.body_id, SUC_BODY_ID_LEN);
@@ -215,14 +223,14 @@ int suc_touch_apply(suc_cache *c, MDB_txn *txn, suc_touch *list, size_t count, s
     int moves_last_use = suc_secondaries_touch_moves_last_use(orders);
     for (size_t i = 0; i < count; i++) {
         MDB_val k = {SUC_IKEY_LEN, list[i].ikey}, v;
-        int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-        if (mrc == MDB_NOTFOUND) continue;
+        suc_record r;
+        int mrc = suc_index_record_get(c, txn, list[i].ikey, &r, &v);
+        if (mrc == MDB_NOTFOUND || mrc == SUC_ECORRUPT) continue;
         if (mrc) {
             rc = suc_fail_mdb(err, "mdb_get(touch)", mrc);
             break;
         }
-        suc_record r;
-        if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.last_used_ms >= list[i].when_ms) continue;
+        if (r.last_used_ms >= list[i].when_ms) continue;
         if (v.mv_size > copy_cap) {
             uint8_t *p = realloc(copy, v.mv_size);
             if (!p) {

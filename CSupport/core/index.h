@@ -160,6 +160,12 @@ size_t suc_index_tables(const suc_cache *c, const char *names[SUC_INDEX_TABLES_M
 
 void suc_op_release(suc_op *op);
 
+/* The record at `ikey` in `txn`, decoded into `r` (pointing into the snapshot, valid until the
+ * transaction writes): 0; MDB_NOTFOUND when there is none; SUC_ECORRUPT when a value is there but
+ * is no record of this release (another release's, or damage); or an LMDB error. `raw` (may be
+ * NULL) gets the value's bytes whenever there is one. */
+int suc_index_record_get(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_record *r, MDB_val *raw);
+
 /* Removes the entry at `ikey` inside `txn` (record, both time indexes), adding its sizes to
  * `delta` (negatively) and its body id to `op` (may be NULL). MDB_NOTFOUND when there is none. */
 int suc_index_delete(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_op *op,

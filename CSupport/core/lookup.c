@@ -122,14 +122,12 @@ int suc_get_version(suc_cache *c, const void *key, size_t key_len, const void *v
     suc_ikey_make(key, key_len, variant, variant_len, ikey);
     MDB_txn *txn;
     if ((rc = suc_rtxn_begin(c, &txn, err))) return rc;
-    MDB_val k = {SUC_IKEY_LEN, ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
     suc_record r;
+    int mrc = suc_index_record_get(c, txn, ikey, &r, NULL);
     if (mrc == MDB_NOTFOUND) rc = suc_fail(err, SUC_ENOTFOUND, "mdb_get", 0, mrc, "no such entry");
-    else if (mrc) rc = suc_fail_mdb(err, "mdb_get(main)", mrc);
-    else if (suc_record_decode(v.mv_data, v.mv_size, &r) || r.key_len != key_len ||
-             memcmp(r.key, key, key_len) != 0)
+    else if (mrc == SUC_ECORRUPT || (mrc == 0 && (r.key_len != key_len || memcmp(r.key, key, key_len) != 0)))
         rc = suc_fail(err, SUC_ENOTFOUND, "record", 0, 0, "no such entry");
+    else if (mrc) rc = suc_fail_mdb(err, "mdb_get(main)", mrc);
     else *out_version = r.version;
     suc_rtxn_end(c, txn);
     return rc;

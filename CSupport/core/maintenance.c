@@ -204,12 +204,10 @@ static int restore_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
     if (suc_meta_get(c, txn, SUC_META_REBUILD_BEFORE, &lost_at) || r.last_used_ms >= (int64_t)lost_at)
         return SUC_ABORT_TXN;
     suc_ikey_make(r.key, r.key_len, r.variant, r.variant_len, op.ikey);
-    MDB_val k = {SUC_IKEY_LEN, op.ikey}, v;
     /* Stored meanwhile, or restored from another body of the same key: the newer response wins
      * (an older version whose unlink was lost must not replace it, whatever the walk's order). */
-    if (mdb_get(txn, c->dbi_main, &k, &v) == 0 &&
-        (suc_record_decode(v.mv_data, v.mv_size, &found) || found.stored_at_ms >= r.stored_at_ms))
-        return SUC_ABORT_TXN;
+    int there = suc_index_record_get(c, txn, op.ikey, &found, NULL);
+    if (there == SUC_ECORRUPT || (there == 0 && found.stored_at_ms >= r.stored_at_ms)) return SUC_ABORT_TXN;
     suc_record_patch_last_used(ctx->record, suc_os_now_ms());
     suc_counters d = {0};
     uint64_t seq = 0;
@@ -432,9 +430,9 @@ static void walk_use_order(suc_cache *c, MDB_txn *txn, use_order_fn fn, void *ct
     MDB_val k, v;
     for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != SUC_TKEY_LEN) continue;
-        MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+        MDB_val mv;
         suc_record r;
-        int found = !mdb_get(txn, c->dbi_main, &mk, &mv) && !suc_record_decode(mv.mv_data, mv.mv_size, &r);
+        int found = suc_index_record_get(c, txn, (const uint8_t *)k.mv_data + 8, &r, &mv) == 0;
         if (fn(ctx, k.mv_data, found ? &r : NULL, found ? mv.mv_size : 0)) break;
     }
     mdb_cursor_close(cur);

@@ -27,13 +27,13 @@ static int refuse(suc_op *op, const char *why) {
 
 int suc_refresh_apply(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters *d, uint64_t *seq, suc_error *err) {
     const suc_put_params *p = op->refresh;
-    MDB_val k = {SUC_IKEY_LEN, op->ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return refuse(op, "the entry is gone");
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
+    MDB_val v;
     suc_record old;
-    if (suc_record_decode(v.mv_data, v.mv_size, &old) != SUC_OK || old.version != op->expect_version ||
-        old.key_len != p->key_len || memcmp(old.key, p->key, p->key_len) != 0)
+    int rc = suc_index_record_get(c, txn, op->ikey, &old, &v);
+    if (rc == MDB_NOTFOUND) return refuse(op, "the entry is gone");
+    if (rc && rc != SUC_ECORRUPT) return suc_fail_mdb(err, "mdb_get(main)", rc);
+    if (rc || old.version != op->expect_version || old.key_len != p->key_len ||
+        memcmp(old.key, p->key, p->key_len) != 0)
         return refuse(op, "the entry changed since it was read");
     if (old.partition_len != p->partition_len ||
         (p->partition_len && memcmp(old.partition, p->partition, p->partition_len) != 0))

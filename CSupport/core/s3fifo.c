@@ -174,12 +174,6 @@ static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_L
     ekey_make(ikey, k);
     return meta_del(txn, c, k, sizeof k, err);
 }
-/* The entry's record, decoded (pointing into the snapshot): 0, or no usable record. */
-static int record_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], suc_record *r) {
-    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    return mdb_get(txn, c->dbi_main, &k, &v) || suc_record_decode(v.mv_data, v.mv_size, r) != SUC_OK;
-}
-
 /* Puts the entry at the head of `queue` (a new position), dropping its old queue key. */
 static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                    entry_state *e, int had_key, uint8_t queue, queue_state *s, suc_error *err) {
@@ -429,7 +423,7 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         const uint8_t *qk = from_small ? small : main;
         const uint8_t *ikey = qk + 11;
         suc_record r;
-        int have_record = record_read(c, txn, ikey, &r) == 0;
+        int have_record = suc_index_record_get(c, txn, ikey, &r, NULL) == 0;
         entry_state e;
         int found = 0;
         mrc = have_record ? entry_read(c, txn, ikey, &r, &e, &found) : legacy_read(c, txn, ikey, &e, &found);
@@ -481,7 +475,7 @@ void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
             suc_record r;
             entry_state e;
             int found;
-            if (record_read(c, txn, ikey, &r) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
+            if (suc_index_record_get(c, txn, ikey, &r, NULL) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
             if (queues[q] == QUEUE_SMALL) {
                 uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
                 size_t slot;
@@ -551,9 +545,9 @@ static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && !rc; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != SUC_TKEY_LEN) continue;
         const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
-        MDB_val mk = {SUC_IKEY_LEN, (void *)ikey}, mv;
+        MDB_val mv;
         suc_record r;
-        if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
+        if (suc_index_record_get(c, txn, ikey, &r, &mv)) continue;
         entry_state e = {.bytes = entry_bytes(&r, mv.mv_size)};
         /* The place is written into this table's keys under the cursor (LMDB moves the cursor
          * along with a page split); the key's bytes are copied before. */
@@ -602,7 +596,8 @@ static void count_queue_key(suc_cache *c, MDB_txn *txn, MDB_val k, queue_state *
     suc_record r;
     entry_state e;
     int found = 0;
-    if (k.mv_size != QKEY_LEN || record_read(c, txn, key + 11, &r) || entry_read(c, txn, key + 11, &r, &e, &found) ||
+    if (k.mv_size != QKEY_LEN || suc_index_record_get(c, txn, key + 11, &r, NULL) ||
+        entry_read(c, txn, key + 11, &r, &e, &found) ||
         !found || e.queue != key[2] || e.position != suc_get_be64(key + 3))
         (*bad)++;
     else if (e.queue == QUEUE_SMALL)

@@ -70,11 +70,12 @@ static size_t pick_victims(suc_cache *c, uint64_t want, uint8_t *ikeys, uint8_t 
         for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && n < RELIEF_MAX_ENTRIES && freed < want;
              mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size != SUC_TKEY_LEN) continue;
-            MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)k.mv_data + 8}, mv;
+            const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
+            MDB_val mv;
             suc_record r;
-            if (mdb_get(txn, c->dbi_main, &mk, &mv) || suc_record_decode(mv.mv_data, mv.mv_size, &r)) continue;
+            if (suc_index_record_get(c, txn, ikey, &r, &mv)) continue;
             if (r.flags & SUC_REC_INLINE) continue; /* frees no block by itself */
-            memcpy(ikeys + n * SUC_IKEY_LEN, mk.mv_data, SUC_IKEY_LEN);
+            memcpy(ikeys + n * SUC_IKEY_LEN, ikey, SUC_IKEY_LEN);
             memcpy(ids + n * SUC_BODY_ID_LEN, r.body_id, SUC_BODY_ID_LEN);
             freed += suc_record_file_bytes(&r, mv.mv_size);
             n++;

@@ -120,12 +120,11 @@ int suc_index_invalidate(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY
                          uint64_t *seq, int *out_marked, suc_error *err) {
     *out_marked = 0;
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    int mrc = mdb_get(txn, c->dbi_main, &k, &v);
-    if (mrc == MDB_NOTFOUND) return SUC_OK;
-    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
     suc_record r;
+    int mrc = suc_index_record_get(c, txn, ikey, &r, &v);
     /* Another release's record (or a damaged one) is not ours to mark. */
-    if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK || r.invalidated_at_s) return SUC_OK;
+    if (mrc == MDB_NOTFOUND || mrc == SUC_ECORRUPT || (mrc == 0 && r.invalidated_at_s)) return SUC_OK;
+    if (mrc) return suc_fail_mdb(err, "mdb_get(main)", mrc);
     /* A copy: the value points into the map, which this transaction must not write through. */
     uint8_t *copy = malloc(v.mv_size);
     if (!copy) return suc_fail(err, SUC_ENOMEM, "malloc(record)", ENOMEM, 0, "out of memory");
@@ -154,14 +153,14 @@ static int tag_resolve(void *vctx, suc_cache *c, MDB_txn *txn, const uint8_t *po
     tag_purge *ctx = vctx;
     if (len != POSTING_LEN) return SUC_OK;
     const uint8_t *ikey = posting + POSTING_PREFIX_LEN;
-    MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
-    if (mdb_get(txn, c->dbi_main, &k, &v)) {
+    suc_record r;
+    int mrc = suc_index_record_get(c, txn, ikey, &r, NULL);
+    if (mrc && mrc != SUC_ECORRUPT) {
         *stale = 1;
         return SUC_OK;
     }
     ++*records_read;
-    suc_record r;
-    if (suc_record_decode(v.mv_data, v.mv_size, &r) != SUC_OK) return SUC_OK; /* another release's */
+    if (mrc) return SUC_OK; /* another release's */
     if (!record_has_tag(&r, ctx->tag, ctx->tag_len)) {
         *stale = 1;
         return SUC_OK;

@@ -221,6 +221,53 @@ struct MaintenanceTests {
         #expect(try bodyFiles(dir).count == (try store.statistics().entries), "no body file left behind")
     }
 
+    @Test(
+        "a store at the capacity replaces its entry in place: when its eviction takes the entry itself, when the record there is damaged, when it moves partitions; a refused one takes its entry with it"
+    )
+    func hardCapReplacing() throws {
+        let dir = TestDirectory()
+        let cap = 200_000
+        var configuration = fileConfiguration()
+        configuration.hardCapacityBytes = cap
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        func put(_ key: String, size: Int = 10_000, seed: UInt64, partition: String = "") throws -> [UInt8] {
+            let body = makeBody(size: size, compressible: false, seed: seed)
+            try store.store(RecordDescriptor(key: bytes(key), partition: bytes(partition)), body: body)
+            return body
+        }
+        func expectHeld(_ what: String) throws {
+            #expect(try store.diskUsage(measure: false).entryBytes <= cap, "\(what)")
+            let report = try store.verify(checkBodies: true)
+            #expect(!report.isDamaged && report.strayIndexKeys == 0, "\(what): \(report)")
+            // The damaged record's body file no record names: an orphan, which verify counts.
+            #expect(
+                try bodyFiles(dir).count == (try store.statistics().entries) + Int(report.orphanFiles),
+                "\(what): no body file left behind but the orphan, \(report)")
+        }
+        for i in 0..<30 { _ = try put("k\(i)", seed: UInt64(i)) }
+        // The least recently used entry, stored again twice as large: the room it counted on goes
+        // with it when the eviction takes it, and is made again without it.
+        let oldest = try #require(try (0..<30).first { try store.version(for: bytes("k\($0)")) != nil })
+        let larger = try put("k\(oldest)", size: 20_000, seed: 100)
+        #expect(try store.record(for: bytes("k\(oldest)"))?.body == larger)
+        try expectHeld("the victim stored again")
+        // A record another release (or damage) left there: replaced, counted out as it was counted in.
+        try store.debugOverwriteRecord(for: bytes("k29"), with: [1, 2, 3])
+        _ = try store.verify(fix: true)
+        let fresh = try put("k29", seed: 101)
+        #expect(try store.record(for: bytes("k29"))?.body == fresh)
+        try expectHeld("over a damaged record")
+        // The same key from another partition.
+        _ = try put("k28", seed: 102, partition: "p")
+        try PartitionCounterTests.expectCountersMatchWalk(store)
+        try expectHeld("into another partition")
+        // Refused (larger than the capacity): the response it would have replaced is gone too.
+        let refused = #expect(throws: CacheError.self) { _ = try put("k27", size: 300_000, seed: 103) }
+        #expect(refused?.code == .overCapacity)
+        #expect(try store.version(for: bytes("k27")) == nil)
+        try expectHeld("after a refused store")
+    }
+
     @Test("forEachRecord lists every entry without bodies")
     func listing() throws {
         let dir = TestDirectory()

@@ -237,9 +237,15 @@ struct EvictionPolicyTests {
         try Self.hit(store, "old-3")
         for key in keys.prefix(7) { try Self.put(store, key, seed: 99) }
         try Self.expectClean(store, "after hits and stores")
+        // At the capacity, main's oldest entries are still placed as that build placed them: the
+        // queues' walk reaches them, as it does the new entries placed in their use-order keys.
+        for i in 0..<30 { try Self.put(store, "new-\(i)", seed: UInt64(200 + i)) }
+        let left = try keys.filter { try store.version(for: bytes($0)) != nil }.count
+        #expect(left < keys.count, "main's oldest went by its queue: \(left) of \(keys.count) left")
+        try Self.expectClean(store, "after evictions at the capacity")
         // Each entry's place goes with it, wherever it was kept: nothing of theirs stays behind.
-        for key in keys { _ = try store.remove(key: bytes(key)) }
-        try Self.put(store, "new-0")
+        for key in keys + (0..<30).map({ "new-\($0)" }) { _ = try store.remove(key: bytes(key)) }
+        try Self.put(store, "last")
         try Self.expectClean(store, "after the old entries went")
         #expect(try store.statistics().entries == 1)
     }

@@ -120,11 +120,6 @@ static int refuse_replacing(suc_cache *c, MDB_txn *txn, suc_op *op, suc_counters
     return rc && rc != MDB_NOTFOUND ? rc : refuse(op, need, what, limit);
 }
 
-/* Makes room for `need` bytes in the partition (its quota, 0: none) and the directory (`cap`).
- * The entry the put replaces stays where it is, so the put replaces it in place (under S3-FIFO it
- * keeps its place in the queues and its counter: a response stored again is the same entry, not
- * a newcomer on probation), and its bytes count as room; when an eviction takes it first, room
- * is made again without them. */
 /* limit - need + room (need ≤ limit), at most INT64_MAX: the evictions compare signed totals, and
  * a limit near the largest value must stay there rather than wrap. */
 static uint64_t room_for(uint64_t limit, uint64_t need, uint64_t room) {
@@ -133,6 +128,11 @@ static uint64_t room_for(uint64_t limit, uint64_t need, uint64_t room) {
     return room > most - left ? most : left + room;
 }
 
+/* Makes room for `need` bytes in the partition (its quota, 0: none) and the directory (`cap`).
+ * The entry the put replaces stays where it is, so the put replaces it in place (under S3-FIFO it
+ * keeps its place in the queues and its counter: a response stored again is the same entry, not
+ * a newcomer on probation), and its bytes count as room; when an eviction takes it first, room
+ * is made again without them. */
 static int make_room(suc_cache *c, MDB_txn *txn, suc_op *op, const uint8_t pkey[SUC_PART_KEY_LEN], uint64_t quota,
                      uint64_t cap, uint64_t need, suc_counters *d, suc_error *err) {
     uint64_t old, old_here;

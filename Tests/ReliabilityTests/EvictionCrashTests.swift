@@ -43,7 +43,7 @@ extension Reliability {
         }
 
         @Test(
-            "garbage written into the places of the entries a live process stores and hits: it goes on with right bodies, verify --fix mends"
+            "garbage written into the places of the entries a live process stores and hits, and into the queues' keys, counters and ghost: it goes on with right bodies, verify --fix mends"
         )
         func damagedPlacesUnderALiveProcess() throws {
             let scratch = Scratch()
@@ -60,9 +60,26 @@ extension Reliability {
                 [], [1, 2, 3], [0x53] + [UInt8](repeating: 0xFF, count: 17), [0x4D] + [UInt8](repeating: 0, count: 40),
                 [0x07] + [UInt8](repeating: 0x55, count: 17), [0x53] + [UInt8](repeating: 0xEE, count: 3_000),
             ]
+            // And the queues' own keys in meta (the policy key aside, which would make it LRU): a
+            // stray queue key in each queue, a key of no known length first in the small queue,
+            // the counters too short (where this build keeps them and where earlier builds did),
+            // a ghost bucket of the wrong length.
+            let metaGarbage: [([UInt8], [UInt8])] = [
+                ([0, 0x46, 0x4D] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xAA, count: 48), []),
+                ([0, 0x46, 0x53] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xBB, count: 48), []),
+                ([0, 0x46, 0x53, 1, 2, 3], [9]),
+                (Array("s3fifo".utf8), [1, 2, 3]),
+                ([0, 0x45, 0x63], [4, 5, 6]),
+                ([0, 0x67, 0, 1], [7]),
+            ]
             var written = 0
             let until = Date().addingTimeInterval(2 * timeScale)
             while Date() < until && worker.isRunning {
+                if rng.next() % 4 == 0 {
+                    let (key, value) = metaGarbage[Int(rng.next() % UInt64(metaGarbage.count))]
+                    try setup.debugPutMeta(key: key, value: value)
+                    continue
+                }
                 let key = "https://api.example.com/items/\(rng.next() % UInt64(keys))?v=1"
                 let value = values[Int(rng.next() % UInt64(values.count))]
                 do {

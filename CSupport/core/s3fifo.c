@@ -16,15 +16,20 @@
  * (every release's index rewrite copies `meta` whole; an earlier release reads none of these keys):
  *   0x00 'E'                                  u8 policy: 1 = S3-FIFO (absent: least recently used)
  *   "s3fifo"                                  u64 next queue position, small-queue bytes, small
- *                                             entries, ghost clock (little endian); beside the
- *                                             directory's counters (earlier builds: 0x00 'E' 'c')
- *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue 'S' (small) or 'M' (main); position
+ *                                             entries, ghost clock, and the i64 time no small-queue
+ *                                             entry's use-order key is before (little endian);
+ *                                             beside the directory's counters (earlier builds:
+ *                                             0x00 'E' 'c', and "s3fifo" without the last field)
+ *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   main's entries (queue 'M'), and small-queue
+ *                                             entries of earlier builds ('S'); position
  *                                             big-endian, so one cursor walks a queue oldest first
  *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
  *                                             u32 ghost clock (below)
  * and each entry's place in the value of its use-order key (below, "each entry's place"):
  *   by_use: use time ‖ ikey                   queue, position (big-endian), counter, u64 bytes
- *                                             (record + block-rounded body file)
+ *                                             (record + block-rounded body file); queue 's' is
+ *                                             the small queue with no queue key (below, "the
+ *                                             small queue"), 'S' an earlier build's with one
  * An entry no queue knows (stored by an earlier release, or before the policy was chosen) is
  * evicted by the use order once the queues are empty; a queue key whose record is gone is a
  * stray, dropped when met. Every change runs in the caller's write transaction.
@@ -36,7 +41,7 @@
 #include <string.h>
 
 enum { POLICY_S3FIFO = 1 };
-enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
+enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M', SMALL_KEYLESS = 's' };
 #define COUNTER_MAX 3
 #define MOVES_PER_VICTIM 256
 #define QKEY_LEN (3 + 8 + SUC_IKEY_LEN)
@@ -46,7 +51,11 @@ enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M' };
 #define GHOST_SLOTS 16
 #define GBUCKET_KEY_LEN 4
 #define GBUCKET_VALUE_LEN (GHOST_SLOTS * 8)
-#define STATE_LEN 32
+#define STATE_LEN 40
+#define STATE_OLD_LEN 32
+/* How many use-order keys one look for the small queue's oldest entry passes over (entries of
+ * main stored after it): past that it goes on from there at the next eviction. */
+#define SMALL_SCAN_MAX 1024
 
 static const uint8_t policy_key[2] = {0, 'E'};
 /* The queues' counters sit among the directory's own counters ("entries", "stores", …), in the
@@ -58,6 +67,9 @@ static const uint8_t legacy_state_key[3] = {0, 'E', 'c'};
 
 typedef struct queue_state {
     uint64_t next_position, small_bytes, small_entries, ghost_clock;
+    /* No entry of the small queue has a use-order key before this time (below, "the small
+     * queue"); INT64_MAX: none has one. */
+    int64_t small_from; /* INT64_MIN: from the start */
     int legacy; /* read from legacy_state_key */
 } queue_state;
 
@@ -66,7 +78,8 @@ typedef struct entry_state {
     uint64_t position;
     uint8_t counter;
     uint64_t bytes;
-    uint8_t legacy; /* read from a `meta` key of its own (0x00 'f'), where earlier builds kept it */
+    uint8_t legacy;  /* read from a `meta` key of its own (0x00 'f'), where earlier builds kept it */
+    uint8_t keyless; /* in the small queue with no queue key (this build's small queue) */
 } entry_state;
 
 static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
@@ -101,7 +114,8 @@ static void ekey_make(const uint8_t ikey[SUC_IKEY_LEN], uint8_t out[EKEY_LEN]) {
     memcpy(out + 2, ikey, SUC_IKEY_LEN);
 }
 static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
-    memset(s, 0, sizeof *s);
+    memset(s, 0, sizeof *s); /* absent or garbage: from zero, the small queue looked for from the start */
+    s->small_from = INT64_MIN;
     MDB_val k = {sizeof state_key, (void *)state_key}, v;
     int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
     if (mrc == MDB_NOTFOUND) {
@@ -109,17 +123,22 @@ static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
         mrc = mdb_get(txn, c->dbi_meta, &k, &v);
         s->legacy = mrc == 0;
     }
-    if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != STATE_LEN)) return 0; /* absent or garbage: from zero */
+    if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != STATE_LEN && v.mv_size != STATE_OLD_LEN)) return 0;
     if (mrc) return mrc;
     const uint8_t *p = v.mv_data;
     s->next_position = suc_get_u64(p), s->small_bytes = suc_get_u64(p + 8);
     s->small_entries = suc_get_u64(p + 16), s->ghost_clock = suc_get_u64(p + 24);
+    /* Counters an earlier build wrote: its small entries have queue keys, but keyless ones of
+     * this build may be there too (both builds in one group), so they are looked for from the
+     * start of the use order (a bounded walk per eviction, which moves on as it goes). */
+    s->small_from = v.mv_size == STATE_LEN ? (int64_t)suc_get_u64(p + 32) : INT64_MIN;
     return 0;
 }
 static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_error *err) {
     uint8_t v[STATE_LEN];
     suc_put_u64(v, s->next_position), suc_put_u64(v + 8, s->small_bytes);
     suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghost_clock);
+    suc_put_u64(v + 32, (uint64_t)s->small_from);
     int rc = meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
     return rc || !s->legacy ? rc : meta_del(txn, c, legacy_state_key, sizeof legacy_state_key, err);
 }
@@ -136,8 +155,10 @@ static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_err
 /* 1 when `v` holds a place; a value of another shape (or none) is an entry in no queue. */
 static int entry_decode(const MDB_val *v, entry_state *e) {
     const uint8_t *p = v->mv_data;
-    if (v->mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN)) return 0;
-    e->queue = p[0], e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
+    if (v->mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN && p[0] != SMALL_KEYLESS)) return 0;
+    e->keyless = p[0] == SMALL_KEYLESS;
+    e->queue = e->keyless ? QUEUE_SMALL : p[0];
+    e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
     if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
     e->legacy = 0;
     return 1;
@@ -163,7 +184,7 @@ static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LE
 static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                        entry_state *e, suc_error *err) {
     uint8_t v[EVALUE_LEN];
-    v[0] = e->queue;
+    v[0] = e->keyless ? SMALL_KEYLESS : e->queue;
     suc_put_be64(v + 1, e->position);
     v[9] = e->counter;
     suc_put_u64(v + 10, e->bytes);
@@ -174,23 +195,34 @@ static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_L
     ekey_make(ikey, k);
     return meta_del(txn, c, k, sizeof k, err);
 }
-/* Puts the entry at the head of `queue` (a new position), dropping its old queue key. */
+/* A small-queue entry's use-order key at `t`: the small queue is looked for from there on. */
+static void small_from_at_most(queue_state *s, int64_t t) {
+    if (t < s->small_from) s->small_from = t;
+}
+
+/* Puts the entry at the head of `queue` (a new position), dropping its old queue key. An entry
+ * of the small queue has none (below, "the small queue"), one of main has one. */
 static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                    entry_state *e, int had_key, uint8_t queue, queue_state *s, suc_error *err) {
     uint8_t qk[QKEY_LEN];
     int rc;
     if (had_key) {
         qkey_make(e->queue, e->position, ikey, qk);
-        if ((rc = meta_del(txn, c, qk, sizeof qk, err))) return rc;
+        if (!e->keyless && (rc = meta_del(txn, c, qk, sizeof qk, err))) return rc;
         if (e->queue == QUEUE_SMALL) s->small_bytes -= e->bytes < s->small_bytes ? e->bytes : s->small_bytes;
         if (e->queue == QUEUE_SMALL && s->small_entries) s->small_entries--;
     }
     e->queue = queue;
     e->position = s->next_position++;
-    if (queue == QUEUE_SMALL) s->small_bytes += e->bytes, s->small_entries++;
-    qkey_make(queue, e->position, ikey, qk);
-    uint8_t none = 0;
-    if ((rc = meta_put(txn, c, qk, sizeof qk, &none, 0, err))) return rc;
+    e->keyless = queue == QUEUE_SMALL;
+    if (queue == QUEUE_SMALL) {
+        s->small_bytes += e->bytes, s->small_entries++;
+        small_from_at_most(s, suc_use_order_time(c, r));
+    } else {
+        qkey_make(queue, e->position, ikey, qk);
+        uint8_t none = 0;
+        if ((rc = meta_put(txn, c, qk, sizeof qk, &none, 0, err))) return rc;
+    }
     return entry_write(c, txn, ikey, r, e, err);
 }
 
@@ -300,6 +332,7 @@ static int queues_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
     uint64_t bytes = entry_bytes(ch->new_rec, ch->new_len);
     if (found) { /* replaced in place: it keeps its place and counter, with its new size */
         if (e.queue == QUEUE_SMALL) s.small_bytes = s.small_bytes - (e.bytes < s.small_bytes ? e.bytes : s.small_bytes) + bytes;
+        if (e.keyless) small_from_at_most(&s, suc_use_order_time(c, ch->new_rec)); /* its key may have moved back */
         e.bytes = bytes;
         int rc = entry_write(c, txn, ch->ikey, ch->new_rec, &e, err);
         return rc ? rc : state_write(c, txn, &s, err);
@@ -326,7 +359,7 @@ static int forget(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], 
     if ((mrc = state_read(c, txn, &s))) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
     uint8_t qk[QKEY_LEN];
     qkey_make(e.queue, e.position, ikey, qk);
-    int rc = meta_del(txn, c, qk, sizeof qk, err);
+    int rc = e.keyless ? SUC_OK : meta_del(txn, c, qk, sizeof qk, err);
     if (!rc && e.legacy) rc = meta_del(txn, c, ek, sizeof ek, err);
     if (rc) return rc;
     if (e.queue == QUEUE_SMALL) {
@@ -393,6 +426,48 @@ static int queue_oldest(suc_cache *c, MDB_txn *txn, uint8_t queue, uint8_t out[Q
     return mrc == 0 && len != QKEY_LEN ? MDB_NOTFOUND : mrc;
 }
 
+/* ---- the small queue ----
+ *
+ * The small queue's entries have no queue key: a new entry's use-order key (which its store
+ * writes anyway) is its place in the queue. Under S3-FIFO a hit does not move that key, so the
+ * use order is the order entries came in, and the small queue's oldest entry is the first
+ * use-order key from `small_from` on whose place says "small, keyless"; the entries passed over
+ * are main's (stored again, or remembered by the ghost, after it). Every entry that joins the
+ * small queue, or whose key moves back in time while in it, lowers `small_from` to its key, so
+ * none sits before it. Queue keys of the small queue that earlier builds wrote (all older) are
+ * walked first. Without keys at its two ends the small queue costs a storing commit no `meta`
+ * leaf of its own (Benchmarks/RESULTS.md). */
+
+/* 0 with the oldest keyless small entry's use-order key and place (small_from moved up to it),
+ * MDB_NOTFOUND when there is none (small_from moved on as far as it looked), or an LMDB error. */
+static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey[SUC_TKEY_LEN], entry_state *e) {
+    if (s->small_from == INT64_MAX) return MDB_NOTFOUND;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return mrc;
+    static const uint8_t none[SUC_IKEY_LEN];
+    uint8_t start[SUC_TKEY_LEN];
+    suc_tkey_make(s->small_from, none, start);
+    MDB_val k = {SUC_TKEY_LEN, start}, v;
+    uint32_t passed = 0;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != SUC_TKEY_LEN) continue;
+        if (entry_decode(&v, e) && e->keyless) {
+            memcpy(tkey, k.mv_data, SUC_TKEY_LEN);
+            s->small_from = suc_tkey_time(tkey);
+            break;
+        }
+        if (++passed == SMALL_SCAN_MAX) { /* the next eviction goes on from here */
+            s->small_from = suc_tkey_time(k.mv_data);
+            mrc = MDB_NOTFOUND;
+            break;
+        }
+    }
+    if (mrc == MDB_NOTFOUND && passed < SMALL_SCAN_MAX) s->small_from = INT64_MAX; /* none left at all */
+    mdb_cursor_close(cur);
+    return mrc;
+}
+
 static int record_exists(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
     return mdb_get(txn, c->dbi_main, &k, &v) == 0;
@@ -413,13 +488,21 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
      * three times, inside one store's commit). */
     uint32_t moves_left = MOVES_PER_VICTIM;
     for (; steps_left; steps_left--) {
-        uint8_t small[QKEY_LEN], main[QKEY_LEN];
-        int have_small = (mrc = queue_oldest(c, txn, QUEUE_SMALL, small)) == 0;
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+        uint8_t small[QKEY_LEN], main[QKEY_LEN], small_tkey[SUC_TKEY_LEN];
         int have_main = (mrc = queue_oldest(c, txn, QUEUE_MAIN, main)) == 0;
         if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+        int have_small = 0, small_keyless = 0;
+        if (s.small_bytes > small_target || !have_main) { /* the small queue's turn: its oldest entry */
+            have_small = (mrc = queue_oldest(c, txn, QUEUE_SMALL, small)) == 0; /* an earlier build's key */
+            if (!have_small && (!mrc || mrc == MDB_NOTFOUND)) {
+                entry_state oldest;
+                have_small = small_keyless = (mrc = small_oldest(c, txn, &s, small_tkey, &oldest)) == 0;
+                if (have_small) qkey_make(QUEUE_SMALL, oldest.position, small_tkey + 8, small);
+            }
+            if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+        }
         if (!have_small && !have_main) break;
-        int from_small = have_small && (s.small_bytes > small_target || !have_main);
+        int from_small = have_small;
         const uint8_t *qk = from_small ? small : main;
         const uint8_t *ikey = qk + 11;
         suc_record r;
@@ -428,7 +511,12 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         int found = 0;
         mrc = have_record ? entry_read(c, txn, ikey, &r, &e, &found) : legacy_read(c, txn, ikey, &e, &found);
         if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
-        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !have_record) {
+        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !have_record ||
+            e.keyless != (from_small && small_keyless)) {
+            if (from_small && small_keyless) { /* a use-order key whose record is gone, or has another */
+                if ((rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, small_tkey, err))) return rc;
+                continue;
+            }
             /* A stray: its record is gone, or the entry sits elsewhere. */
             uint8_t stray[QKEY_LEN];
             memcpy(stray, qk, QKEY_LEN);
@@ -459,11 +547,26 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
 /* Reads, in the read transaction `txn`, what the next `count` victims of each queue will touch:
  * the oldest queue keys, each entry's queue state and record, and (small queue) its ghost
  * bucket; compaction calls it before a batch takes the write lock (maintenance.c). */
+/* Reads what one queue's next victim will touch: its record, its place, and (small queue) its
+ * ghost bucket. */
+static void prefetch_one(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int small, uint64_t entries) {
+    suc_record r;
+    entry_state e;
+    int found;
+    if (suc_index_record_get(c, txn, ikey, &r, NULL) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
+    if (!small) return;
+    uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
+    size_t slot;
+    uint32_t print;
+    ghost_place(ikey, entries, key, &slot, &print);
+    (void)ghost_bucket_read(c, txn, key, value);
+}
+
 void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
     static const uint8_t queues[2] = {QUEUE_SMALL, QUEUE_MAIN};
     uint64_t entries = 0;
     suc_meta_get(c, txn, "entries", &entries);
-    for (int q = 0; q < 2; q++) {
+    for (int q = 0; q < 2; q++) { /* queue keys: main's, and the small queue's of earlier builds */
         MDB_cursor *cur;
         if (mdb_cursor_open(txn, c->dbi_meta, &cur)) return;
         uint8_t prefix[3] = {0, 'F', queues[q]};
@@ -471,21 +574,28 @@ void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
         int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
         for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size != QKEY_LEN || memcmp(k.mv_data, prefix, sizeof prefix) != 0) break;
-            const uint8_t *ikey = (const uint8_t *)k.mv_data + 11;
-            suc_record r;
-            entry_state e;
-            int found;
-            if (suc_index_record_get(c, txn, ikey, &r, NULL) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
-            if (queues[q] == QUEUE_SMALL) {
-                uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
-                size_t slot;
-                uint32_t print;
-                ghost_place(ikey, entries, key, &slot, &print);
-                (void)ghost_bucket_read(c, txn, key, value);
-            }
+            prefetch_one(c, txn, (const uint8_t *)k.mv_data + 11, queues[q] == QUEUE_SMALL, entries);
         }
         mdb_cursor_close(cur);
     }
+    /* The small queue's keyless entries, oldest first (the walk reads their use-order keys). */
+    queue_state s;
+    if (state_read(c, txn, &s) || s.small_from == INT64_MAX) return;
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, c->dbi_by_use, &cur)) return;
+    static const uint8_t none[SUC_IKEY_LEN];
+    uint8_t start[SUC_TKEY_LEN];
+    suc_tkey_make(s.small_from, none, start);
+    MDB_val k = {SUC_TKEY_LEN, start}, v;
+    uint32_t found = 0, passed = 0;
+    for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && found < count && passed < SMALL_SCAN_MAX;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), passed++) {
+        entry_state e;
+        if (k.mv_size != SUC_TKEY_LEN || !entry_decode(&v, &e) || !e.keyless) continue;
+        prefetch_one(c, txn, (const uint8_t *)k.mv_data + 8, 1, entries);
+        found++;
+    }
+    mdb_cursor_close(cur);
 }
 
 /* ---- choosing the policy, rebuilding, checking ---- */
@@ -537,7 +647,7 @@ static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
 static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
     int rc = drop_all(c, txn, err);
     if (rc || !suc_s3fifo_chosen(c, txn)) return rc;
-    queue_state s = {0};
+    queue_state s = {.small_from = INT64_MAX}; /* every entry in main: none in the small queue */
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_use)", mrc);
@@ -627,8 +737,11 @@ static int count_legacy_place(suc_cache *c, MDB_txn *txn, MDB_val k, uint64_t *b
     }
     return count_place(c, txn, key + 2, &e, bad);
 }
-/* The places in the use-order keys' values; a key of no record is the use order's own stray. */
-static int count_places(suc_cache *c, MDB_txn *txn, uint64_t *queued, uint64_t *bad) {
+/* The places in the use-order keys' values; a key of no record is the use order's own stray. A
+ * keyless small entry must have its record and sit at or after `small_from`; it counts in the
+ * small queue's sums. */
+static int count_places(suc_cache *c, MDB_txn *txn, const queue_state *s, queue_state *sums, uint64_t *queued,
+                        uint64_t *bad) {
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     if (mrc) return mrc;
@@ -636,8 +749,19 @@ static int count_places(suc_cache *c, MDB_txn *txn, uint64_t *queued, uint64_t *
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         entry_state e;
         if (k.mv_size != SUC_TKEY_LEN || !v.mv_size) continue;
-        if (!entry_decode(&v, &e)) (*bad)++;
-        else *queued += (uint64_t)count_place(c, txn, (const uint8_t *)k.mv_data + 8, &e, bad);
+        const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
+        if (!entry_decode(&v, &e)) {
+            (*bad)++;
+        } else if (e.keyless) {
+            if (!record_exists(c, txn, ikey) || suc_tkey_time(k.mv_data) < s->small_from) {
+                (*bad)++;
+                continue;
+            }
+            (*queued)++;
+            sums->small_bytes += e.bytes, sums->small_entries++;
+        } else {
+            *queued += (uint64_t)count_place(c, txn, ikey, &e, bad);
+        }
     }
     mdb_cursor_close(cur);
     return mrc == MDB_NOTFOUND ? 0 : mrc;
@@ -667,7 +791,7 @@ static int count_mismatches(suc_cache *c, MDB_txn *txn, uint64_t *bad) {
         mdb_cursor_close(cur);
         if (mrc && mrc != MDB_NOTFOUND) return mrc;
     }
-    if ((mrc = count_places(c, txn, &queued, bad))) return mrc;
+    if ((mrc = count_places(c, txn, &s, &sums, &queued, bad))) return mrc;
     uint64_t ours = 0;
     if ((mrc = mdb_cursor_open(txn, c->dbi_main, &cur))) return mrc;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {

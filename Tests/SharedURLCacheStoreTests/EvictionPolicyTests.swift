@@ -325,6 +325,41 @@ struct EvictionPolicyTests {
         try Self.expectClean(store, "stores after --fix")
     }
 
+    @Test(
+        "the small queue, which has no keys of its own, is found again from the start of the use order when its counters are lost, past more entries of main than one eviction looks at"
+    )
+    func smallQueueFoundAgain() throws {
+        let dir = TestDirectory()
+        func open(capacity: Int?) throws -> CacheStore {
+            var configuration = CacheStoreConfiguration()
+            configuration.hardCapacityBytes = capacity
+            return try CacheStore(directory: dir.cache, configuration: configuration)
+        }
+        func put(_ store: CacheStore, _ key: String) throws {
+            try store.store(RecordDescriptor(key: bytes(key)), body: bytes("body of \(key)"))
+        }
+        // 2,500 entries, all in main (the queues built again when the policy is chosen). The handle
+        // is closed before the next opens: a process has one handle per directory.
+        let perEntry = try {
+            let unbounded = try open(capacity: nil)
+            for i in 0..<2_500 { try put(unbounded, "old-\(i)") }
+            try unbounded.setEvictionPolicy(.s3fifo)
+            // The queues' counters lost: the small queue is looked for from the start of the use order.
+            try unbounded.debugPutMeta(key: Array("s3fifo".utf8), value: [1])
+            return try unbounded.diskUsage(measure: false).entryBytes / 2_500
+        }()
+        // At a capacity of about 2,400 entries, 400 new keys asked for once, more than the small
+        // queue's tenth: once the walk is past main's entries (more than one eviction looks at,
+        // however many evictions take), the small queue's oldest go, so not all new keys stay.
+        let store = try open(capacity: 2_400 * perEntry)
+        for i in 0..<400 { try put(store, "new-\(i)") }
+        let newLeft = try (0..<400).filter { try store.version(for: bytes("new-\($0)")) != nil }.count
+        #expect(newLeft < 350, "one-hit keys evicted from the small queue: \(400 - newLeft) of 400")
+        #expect(try store.diskUsage(measure: false).entryBytes <= 2_400 * perEntry)
+        _ = try store.verify(fix: true)
+        try Self.expectClean(store, "after --fix")
+    }
+
     @Test("garbage in the policy key and the queues' keys: eviction goes on, verify reports it, --fix rebuilds")
     func damagedKeys() throws {
         let dir = TestDirectory()

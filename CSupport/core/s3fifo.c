@@ -68,8 +68,8 @@ static const uint8_t legacy_state_key[3] = {0, 'E', 'c'};
 typedef struct queue_state {
     uint64_t next_position, small_bytes, small_entries, ghost_clock;
     /* No entry of the small queue has a use-order key before this time (below, "the small
-     * queue"); INT64_MAX: none has one. */
-    int64_t small_from; /* INT64_MIN: from the start */
+     * queue"): INT64_MAX when none has one, INT64_MIN to look from the start. */
+    int64_t small_from;
     int legacy; /* read from legacy_state_key */
 } queue_state;
 
@@ -451,14 +451,14 @@ static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey
     MDB_val k = {SUC_TKEY_LEN, start}, v;
     uint32_t passed = 0;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != SUC_TKEY_LEN) continue;
-        if (entry_decode(&v, e) && e->keyless) {
+        int ours = k.mv_size == SUC_TKEY_LEN; /* another length is not a use-order key: passed over */
+        if (ours && entry_decode(&v, e) && e->keyless) {
             memcpy(tkey, k.mv_data, SUC_TKEY_LEN);
             s->small_from = suc_tkey_time(tkey);
             break;
         }
         if (++passed == SMALL_SCAN_MAX) { /* the next eviction goes on from here */
-            s->small_from = suc_tkey_time(k.mv_data);
+            if (ours) s->small_from = suc_tkey_time(k.mv_data);
             mrc = MDB_NOTFOUND;
             break;
         }
@@ -544,9 +544,6 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
     return rc ? rc : SUC_ENOTFOUND;
 }
 
-/* Reads, in the read transaction `txn`, what the next `count` victims of each queue will touch:
- * the oldest queue keys, each entry's queue state and record, and (small queue) its ghost
- * bucket; compaction calls it before a batch takes the write lock (maintenance.c). */
 /* Reads what one queue's next victim will touch: its record, its place, and (small queue) its
  * ghost bucket. */
 static void prefetch_one(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int small, uint64_t entries) {
@@ -562,6 +559,10 @@ static void prefetch_one(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY
     (void)ghost_bucket_read(c, txn, key, value);
 }
 
+/* Reads, in the read transaction `txn`, what the next `count` victims of each queue will touch:
+ * the oldest queue keys or use-order keys, each entry's queue state and record, and (small
+ * queue) its ghost bucket; compaction calls it before a batch takes the write lock
+ * (maintenance.c). */
 void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
     static const uint8_t queues[2] = {QUEUE_SMALL, QUEUE_MAIN};
     uint64_t entries = 0;

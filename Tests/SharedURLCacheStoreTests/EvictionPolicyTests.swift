@@ -277,7 +277,8 @@ struct EvictionPolicyTests {
 
     /// Values an entry's use-order key may hold after damage, each of a shape S3-FIFO must not
     /// take for a place: none, too short, too long to carry, an unknown queue, a place in the small
-    /// queue at a position no queue key has with the largest counter and size, a page's worth.
+    /// queue at a position no queue key has with the largest counter and size, a page's worth, a
+    /// place in the small queue that the queues' counters do not count.
     static let damagedUseValues: [[UInt8]] = [
         [],
         [1, 2, 3],
@@ -285,7 +286,10 @@ struct EvictionPolicyTests {
         [0x07] + [UInt8](repeating: 0, count: 17),
         [0x53] + be64(1 << 63) + [200] + le64(.max),
         [0x4D] + [UInt8](repeating: 0xEE, count: 5_000),
+        keylessPlace,
     ]
+    /// A place in the small queue (which has no queue keys) at a position no entry was given.
+    static let keylessPlace: [UInt8] = [0x73] + be64(12_345) + [1] + le64(UInt64(entrySize))
 
     @Test(
         "garbage in the use order's values (each entry's place): hits, stores, removals and evictions go on, verify reports it, --fix rebuilds"
@@ -302,6 +306,10 @@ struct EvictionPolicyTests {
         #expect(damaged.strayIndexKeys >= UInt64(Self.damagedUseValues.count), "\(damaged)")
         // Every damaged entry is still served, hit (its counter raised or not), stored again, removed.
         for i in Self.damagedUseValues.indices { try Self.hit(store, "entry-\(i)") }
+        // A small-queue place left on the use-order key of a record that no longer decodes: the
+        // small queue's walk meets a key whose record is gone, and drops it.
+        try store.debugPutUseOrderValue(for: bytes("entry-14"), value: Self.keylessPlace)
+        try store.debugOverwriteRecord(for: bytes("entry-14"), with: [1, 2, 3])
         try Self.put(store, "entry-0", seed: 70)
         try Self.put(store, "entry-3", seed: 73)
         try Self.put(store, "entry-5", seed: 75)

@@ -87,8 +87,10 @@ typedef struct suc_secondary {
     int (*on_put)(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err);
     int (*on_delete)(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err);
     int (*wants_touches)(suc_cache *c, MDB_txn *txn); /* NULL: every batch of touches */
+    /* `last_use_moves`: whether a row of this batch follows last use (the use order has moved the
+     * entry's key to this use, a row above). */
     int (*on_touch)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                    int64_t when_ms, suc_error *err);
+                    int64_t when_ms, int last_use_moves, suc_error *err);
     /* Whether a hit on the entry changes this row even within the touch interval (read in the
      * hit's own snapshot, `record` its bytes there); NULL: the interval decides. */
     int (*counts_every_hit)(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const MDB_val *record);
@@ -228,7 +230,7 @@ int suc_partition_replace(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKE
                           uint64_t *out_bytes, suc_error *err);
 /* Moves the entry in its partition's last-use order (only partitions with a quota keep one). */
 int suc_partition_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                        int64_t new_last_used_ms, suc_error *err);
+                        int64_t new_last_used_ms, int last_use_moves, suc_error *err);
 /* Whether any partition keeps a last-use order now (touches skip the lookups when none does). */
 int suc_partition_any_use_keys(suc_cache *c, MDB_txn *txn);
 /* The quota (0 = none) and the bytes counted of the partition at `pkey`: 0 or an LMDB error. */

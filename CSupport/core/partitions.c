@@ -194,7 +194,8 @@ int suc_partition_account(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKE
 }
 
 int suc_partition_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                        int64_t new_last_used_ms, suc_error *err) {
+                        int64_t new_last_used_ms, int last_use_moves, suc_error *err) {
+    (void)last_use_moves;
     uint8_t pkey[SUC_PART_KEY_LEN];
     suc_partition_key(r->partition, r->partition_len, pkey);
     MDB_val k = {SUC_PART_KEY_LEN, pkey}, v;

@@ -377,12 +377,12 @@ static int queues_want_touches(suc_cache *c, MDB_txn *txn) { return suc_s3fifo_c
 
 /* A hit raises the counter; one already at its top writes nothing. */
 static int queues_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                        int64_t when_ms, suc_error *err) {
+                        int64_t when_ms, int last_use_moves, suc_error *err) {
     /* The use order takes touches under S3-FIFO only while a partition has a quota; then it has
      * moved the entry's key, and the place with it, to this use (time_orders.c, a row above). */
     suc_record used = *r;
     used.last_used_ms = when_ms;
-    const suc_record *where = suc_partition_any_use_keys(c, txn) ? &used : r;
+    const suc_record *where = last_use_moves ? &used : r;
     entry_state e;
     int found, mrc = entry_read(c, txn, ikey, where, &e, &found);
     if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);

@@ -47,8 +47,9 @@ unsigned suc_secondaries_touch_begin(suc_cache *c, MDB_txn *txn) {
 
 int suc_secondaries_touch(suc_cache *c, MDB_txn *txn, unsigned mask, const uint8_t ikey[SUC_IKEY_LEN],
                           const suc_record *r, int64_t when_ms, suc_error *err) {
+    int moves = suc_secondaries_touch_moves_last_use(mask);
     for (size_t i = 0; i < ROW_COUNT; i++) {
-        int rc = mask & (1u << i) ? rows[i]->on_touch(c, txn, ikey, r, when_ms, err) : SUC_OK;
+        int rc = mask & (1u << i) ? rows[i]->on_touch(c, txn, ikey, r, when_ms, moves, err) : SUC_OK;
         if (rc) return rc;
     }
     return SUC_OK;

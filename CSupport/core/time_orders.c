@@ -230,7 +230,8 @@ static int use_delete(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
     return order_delete(&use_order, c, txn, ch, err);
 }
 static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                     int64_t when_ms, suc_error *err) {
+                     int64_t when_ms, int last_use_moves, suc_error *err) {
+    (void)last_use_moves; /* this row is what moves it */
     suc_record used = *r;
     used.last_used_ms = when_ms;
     int64_t from = suc_use_order_time(c, r), to = suc_use_order_time(c, &used);

@@ -331,7 +331,7 @@ typedef struct evict_ctx {
     const suc_compact_params *p;
     footprint_model model;
     uint64_t target;      /* on the footprint; UINT64_MAX: none */
-    uint64_t entry_target; /* on stored + record bytes (suc_compact_params.target_bytes) */
+    uint64_t entry_target; /* on record + body file bytes (suc_compact_params.target_bytes) */
     suc_op op;
     uint64_t evicted, expired, strays, freed;
     int done;
@@ -348,13 +348,14 @@ static void evict_reset(void *vctx) {
     suc_carry_reset(&ctx->carried);
 }
 
+/* The footprint, and in *entry_bytes the entries' bytes as the capacity, the quotas and
+ * suc_cache_disk_usage count them: records and body files (an inline body is in its record). */
 static int64_t current_footprint(suc_cache *c, MDB_txn *txn, const footprint_model *m, int64_t *entry_bytes) {
-    uint64_t files = 0, records = 0, entries = 0, stored = 0;
+    uint64_t files = 0, records = 0, entries = 0;
     suc_meta_get(c, txn, "file_bytes", &files);
     suc_meta_get(c, txn, "record_bytes", &records);
     suc_meta_get(c, txn, "entries", &entries);
-    suc_meta_get(c, txn, "stored_bytes", &stored);
-    *entry_bytes = (int64_t)(stored + records);
+    *entry_bytes = (int64_t)(files + records);
     return footprint(m, (int64_t)files, (int64_t)records, (int64_t)entries);
 }
 
@@ -392,7 +393,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
             if (rc) return rc;
         }
         int64_t before = footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
-        int64_t before_bytes = d.stored_bytes + d.record_bytes;
+        int64_t before_bytes = d.file_bytes + d.record_bytes;
         int rc = suc_index_delete(c, txn, t + 8, &ctx->op, &d, err);
         if (rc == MDB_NOTFOUND) {
             if ((rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err))) return rc;
@@ -401,8 +402,8 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         }
         if (rc) return rc;
         total -= before - footprint(&ctx->model, d.file_bytes, d.record_bytes, d.entries);
-        entry_bytes -= before_bytes - (d.stored_bytes + d.record_bytes);
-        ctx->freed += (uint64_t)(before_bytes - (d.stored_bytes + d.record_bytes));
+        entry_bytes -= before_bytes - (d.file_bytes + d.record_bytes);
+        ctx->freed += (uint64_t)(before_bytes - (d.file_bytes + d.record_bytes));
         ctx->evicted++;
         ctx->expired += expired;
         n++;
@@ -454,9 +455,9 @@ static int dry_run_count(void *vctx, const uint8_t *tkey, const suc_record *r, s
         return 0;
     }
     d->total -= footprint(&d->e->model, (int64_t)suc_record_file_bytes(r, len), (int64_t)len, 1);
-    d->entry_bytes -= (int64_t)(len + suc_record_stored_bytes(r, len));
+    d->entry_bytes -= (int64_t)(len + suc_record_file_bytes(r, len));
     d->out->evicted_entries++;
-    d->out->evicted_bytes += (uint64_t)(len + suc_record_stored_bytes(r, len));
+    d->out->evicted_bytes += (uint64_t)(len + suc_record_file_bytes(r, len));
     d->out->expired_entries += expired;
     return 0;
 }

@@ -3,8 +3,9 @@ import Foundation
 
 /// What a compaction should do.
 public struct CompactionPolicy: Sendable, Hashable {
-    /// Evict least-recently-used entries until entries take at most this many bytes (bodies +
-    /// records); `nil`: no size target.
+    /// Evict entries (by the directory's eviction policy) until they take at most this many
+    /// bytes, counted as ``DiskUsage/entryBytes`` and the capacity count them: records and
+    /// body files (an inline body is part of its record); `nil`: no size target.
     public var targetBytes: Int?
     /// Bring the whole directory to at most this many bytes on disk as `du` counts them (index
     /// file included, which is rewritten into a new generation when that is what stands in the

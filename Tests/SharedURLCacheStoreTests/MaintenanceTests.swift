@@ -48,6 +48,34 @@ struct MaintenanceTests {
         #expect(try store.verify().isDamaged == false)
     }
 
+    @Test(
+        "a byte target counts entries as the capacity and the disk usage do (records and body files): inline bodies are not counted twice, and compaction stops within an entry of the target",
+        arguments: [2_000, 40_000])
+    func targetCountsAsTheCapacity(bodySize: Int) throws {
+        let dir = TestDirectory()
+        let store = try CacheStore(directory: dir.cache) // bodies of 2,000 bytes inline, 40,000 in files
+        for i in 0..<40 {
+            try store.store(
+                RecordDescriptor(key: bytes("k\(i)")),
+                body: makeBody(size: bodySize, compressible: false, seed: UInt64(i)))
+        }
+        let before = try store.diskUsage(measure: false).entryBytes
+        let perEntry = before / 40
+        let target = before / 2
+        let report = try store.compact(CompactionPolicy(targetBytes: target))
+        let after = try store.diskUsage(measure: false).entryBytes
+        #expect(after <= target)
+        #expect(after > target - perEntry - perEntry / 2, "evicted \(report.evictedEntries) of 40 for half the bytes")
+        #expect(report.evictedBytes == before - after)
+        let dryRun = try store.compact(
+            {
+                var policy = CompactionPolicy(targetBytes: after / 2)
+                policy.dryRun = true
+                return policy
+            }())
+        #expect((9...11).contains(dryRun.evictedEntries), "a dry run for half again: \(dryRun.evictedEntries)")
+    }
+
     @Test("a dry run counts the same evictions and changes nothing")
     func dryRun() throws {
         let dir = TestDirectory()

@@ -733,8 +733,9 @@ int suc_scan(suc_cache *cache, uint32_t batch, suc_scan_fn fn, void *ctx, uint64
              suc_error *err);
 
 typedef struct suc_compact_params {
-    uint64_t target_bytes;     /* evict by least recent use until stored + record bytes <= this;
-                                  UINT64_MAX = no size target */
+    uint64_t target_bytes;     /* evict (by the directory's policy) until the entries' record and
+                                  body file bytes, as suc_cache_disk_usage's entry_bytes and the
+                                  capacity count them, are <= this; UINT64_MAX = no size target */
     uint64_t disk_target_bytes; /* hold the directory to this many bytes on disk as `du` counts
                                   them (suc_cache_disk_usage): evict, remove leftovers, rewrite
                                   the index, measure; 0 or UINT64_MAX = no such target */
@@ -751,7 +752,7 @@ typedef struct suc_compact_params {
 
 typedef struct suc_compact_report {
     uint64_t evicted_entries;
-    uint64_t evicted_bytes;    /* stored + record bytes freed */
+    uint64_t evicted_bytes;    /* record and body file bytes freed */
     uint64_t expired_entries;  /* of those, evicted for unused_before_ms */
     uint64_t orphan_files;
     uint64_t orphan_bytes;

@@ -55,6 +55,7 @@ static void atfork_child(void) {
         if (c->genfd >= 0) close(c->genfd);
         if (c->leasefd >= 0) close(c->leasefd);
         if (c->handofffd >= 0) close(c->handofffd); /* its locks are the parent's */
+        if (c->ghostfd >= 0) close(c->ghostfd);
     }
     suc_fork_happened();
     g_registry = NULL;
@@ -275,7 +276,7 @@ static void cache_close_files(suc_cache *c) {
     if (c->env) mdb_env_close(c->env);
     c->env = NULL;
     suc_gen_detach(c);
-    int *fds[] = {&c->bodiesfd, &c->tmpfd, &c->unsyncedfd, &c->leasefd, &c->handofffd, &c->rootfd};
+    int *fds[] = {&c->bodiesfd, &c->tmpfd, &c->unsyncedfd, &c->leasefd, &c->handofffd, &c->ghostfd, &c->rootfd};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
         suc_os_close(*fds[i]);
         *fds[i] = -1;
@@ -311,7 +312,7 @@ static void cache_free(suc_cache *c) {
 static suc_cache *cache_alloc(void) {
     suc_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = c->leasefd = c->handofffd = -1;
+    c->rootfd = c->bodiesfd = c->tmpfd = c->genfd = c->unsyncedfd = c->leasefd = c->handofffd = c->ghostfd = -1;
     pthread_mutex_init(&c->lease_mu, NULL);
     pthread_mutex_init(&c->handoff_mu, NULL);
     pthread_rwlockattr_t ra;

@@ -26,7 +26,8 @@ void suc_index_file_name(uint64_t gen, char out[SUC_INDEX_NAME_LEN]) {
 
 int suc_is_control_file(const char *name) {
     return !strcmp(name, SUC_GEN_FILE) || !strcmp(name, SUC_COMPACT_LOCK_FILE) ||
-           !strcmp(name, SUC_UNSYNCED_FILE) || !strcmp(name, SUC_LEASE_FILE) || !strcmp(name, SUC_HANDOFF_FILE);
+           !strcmp(name, SUC_UNSYNCED_FILE) || !strcmp(name, SUC_LEASE_FILE) || !strcmp(name, SUC_HANDOFF_FILE) ||
+           !strcmp(name, SUC_GHOST_FILE);
 }
 
 int suc_is_index_file(const char *name) {

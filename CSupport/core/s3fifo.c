@@ -7,8 +7,8 @@
  * where a new key starts (about a tenth of the capacity), and `main`. An entry carries a use
  * counter, 0..3, raised by its hits (a hit on a counter already at 3 writes nothing). At the
  * capacity the small queue's oldest entry moves to main when it was hit since it came in, or is
- * evicted and its key hash remembered in the `ghost`; main's oldest entry goes back to
- * main's head with its counter lowered when it is above 0, or is evicted. A key stored again
+ * evicted and its key hash remembered in the `ghost`; main's next entry (main turns as a
+ * clock, below) stays with its counter lowered when it is above 0, or is evicted. A key stored again
  * while the ghost remembers it starts in main. A one-hit wonder thus passes through the small
  * queue only, and a scan never reaches the entries in main.
  *
@@ -16,20 +16,22 @@
  * (every release's index rewrite copies `meta` whole; an earlier release reads none of these keys):
  *   0x00 'E'                                  u8 policy: 1 = S3-FIFO (absent: least recently used)
  *   "s3fifo"                                  u64 next queue position, small-queue bytes, small
- *                                             entries, ghost clock, and the i64 time no small-queue
- *                                             entry's use-order key is before (little endian);
- *                                             beside the directory's counters (earlier builds:
- *                                             0x00 'E' 'c', and "s3fifo" without the last field)
- *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   main's entries (queue 'M'), and small-queue
- *                                             entries of earlier builds ('S'); position
- *                                             big-endian, so one cursor walks a queue oldest first
+ *                                             entries, ghost clock, the i64 time no small-queue
+ *                                             entry's use-order key is before (little endian),
+ *                                             and main's hand (a use-order key); beside the
+ *                                             directory's counters (earlier builds: 0x00 'E' 'c',
+ *                                             and "s3fifo" without the last one or two fields)
+ *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue keys of earlier builds: main's ('M') and
+ *                                             the small queue's ('S'); position big-endian, so
+ *                                             one cursor walks a queue oldest first
  *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
  *                                             u32 ghost clock (below)
  * and each entry's place in the value of its use-order key (below, "each entry's place"):
  *   by_use: use time ‖ ikey                   queue, position (big-endian), counter, u64 bytes
  *                                             (record + block-rounded body file); queue 's' is
- *                                             the small queue with no queue key (below, "the
- *                                             small queue"), 'S' an earlier build's with one
+ *                                             the small queue and 'm' main, with no queue key
+ *                                             (below, "the small queue" and "main"); 'S' and 'M'
+ *                                             earlier builds' places, which have one
  * An entry no queue knows (stored by an earlier release, or before the policy was chosen) is
  * evicted by the use order once the queues are empty; a queue key whose record is gone is a
  * stray, dropped when met. Every change runs in the caller's write transaction.
@@ -41,21 +43,18 @@
 #include <string.h>
 
 enum { POLICY_S3FIFO = 1 };
-enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M', SMALL_KEYLESS = 's' };
+enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M', SMALL_KEYLESS = 's', MAIN_KEYLESS = 'm' };
 #define COUNTER_MAX 3
 #define MOVES_PER_VICTIM 256
 #define QKEY_LEN (3 + 8 + SUC_IKEY_LEN)
 #define EKEY_LEN (2 + SUC_IKEY_LEN)
 #define EVALUE_LEN (1 + 8 + 1 + 8)
-#define GHOST_BUCKETS 4096
-#define GHOST_SLOTS 16
-#define GBUCKET_KEY_LEN 4
-#define GBUCKET_VALUE_LEN (GHOST_SLOTS * 8)
-#define STATE_LEN 40
-#define STATE_OLD_LEN 32
-/* How many use-order keys one look for the small queue's oldest entry passes over (entries of
- * main stored after it): past that it goes on from there at the next eviction. */
-#define SMALL_SCAN_MAX 1024
+#define STATE_LEN (40 + SUC_TKEY_LEN)
+#define STATE_SMALL_FROM_LEN 40 /* earlier builds': without main's hand */
+#define STATE_OLD_LEN 32        /* and without small_from */
+/* How many use-order keys one look for a queue's next entry passes over (the other queue's
+ * entries): past that it goes on from there at the next eviction. */
+#define SCAN_MAX 1024
 
 static const uint8_t policy_key[2] = {0, 'E'};
 /* The queues' counters sit among the directory's own counters ("entries", "stores", …), in the
@@ -70,7 +69,10 @@ typedef struct queue_state {
     /* No entry of the small queue has a use-order key before this time (below, "the small
      * queue"): INT64_MAX when none has one, INT64_MIN to look from the start. */
     int64_t small_from;
-    int legacy; /* read from legacy_state_key */
+    /* The use-order key main's hand looks at next (below, "main"): all zeros from the start. */
+    uint8_t main_hand[SUC_TKEY_LEN];
+    int legacy;  /* read from legacy_state_key */
+    int earlier; /* read as an earlier build (or damage) left it: its ghost may be in `meta` */
 } queue_state;
 
 typedef struct entry_state {
@@ -79,7 +81,7 @@ typedef struct entry_state {
     uint8_t counter;
     uint64_t bytes;
     uint8_t legacy;  /* read from a `meta` key of its own (0x00 'f'), where earlier builds kept it */
-    uint8_t keyless; /* in the small queue with no queue key (this build's small queue) */
+    uint8_t keyless; /* in a queue with no queue key of its own (this build's places) */
 } entry_state;
 
 static int meta_put(MDB_txn *txn, suc_cache *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
@@ -123,7 +125,10 @@ static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
         mrc = mdb_get(txn, c->dbi_meta, &k, &v);
         s->legacy = mrc == 0;
     }
-    if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != STATE_LEN && v.mv_size != STATE_OLD_LEN)) return 0;
+    s->earlier = mrc == 0 && (s->legacy || v.mv_size != STATE_LEN);
+    if (mrc == MDB_NOTFOUND ||
+        (mrc == 0 && v.mv_size != STATE_LEN && v.mv_size != STATE_SMALL_FROM_LEN && v.mv_size != STATE_OLD_LEN))
+        return 0;
     if (mrc) return mrc;
     const uint8_t *p = v.mv_data;
     s->next_position = suc_get_u64(p), s->small_bytes = suc_get_u64(p + 8);
@@ -131,15 +136,23 @@ static int state_read(suc_cache *c, MDB_txn *txn, queue_state *s) {
     /* Counters an earlier build wrote: its small entries have queue keys, but keyless ones of
      * this build may be there too (both builds in one group), so they are looked for from the
      * start of the use order (a bounded walk per eviction, which moves on as it goes). */
-    s->small_from = v.mv_size == STATE_LEN ? (int64_t)suc_get_u64(p + 32) : INT64_MIN;
+    s->small_from = v.mv_size != STATE_OLD_LEN ? (int64_t)suc_get_u64(p + 32) : INT64_MIN;
+    if (v.mv_size == STATE_LEN) memcpy(s->main_hand, p + 40, SUC_TKEY_LEN);
     return 0;
 }
+static int delete_under(suc_cache *c, MDB_txn *txn, uint8_t kind, suc_error *err);
+
 static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_error *err) {
+    /* The first write of these counters after an earlier build's drops the ghost it kept in
+     * `meta` (below, "the ghost"): bounded by its table (4,096 keys), once. */
+    int rc = s->earlier ? delete_under(c, txn, 'g', err) : SUC_OK;
+    if (rc) return rc;
     uint8_t v[STATE_LEN];
     suc_put_u64(v, s->next_position), suc_put_u64(v + 8, s->small_bytes);
     suc_put_u64(v + 16, s->small_entries), suc_put_u64(v + 24, s->ghost_clock);
     suc_put_u64(v + 32, (uint64_t)s->small_from);
-    int rc = meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
+    memcpy(v + 40, s->main_hand, SUC_TKEY_LEN);
+    rc = meta_put(txn, c, state_key, sizeof state_key, v, sizeof v, err);
     return rc || !s->legacy ? rc : meta_del(txn, c, legacy_state_key, sizeof legacy_state_key, err);
 }
 
@@ -155,9 +168,11 @@ static int state_write(suc_cache *c, MDB_txn *txn, const queue_state *s, suc_err
 /* 1 when `v` holds a place; a value of another shape (or none) is an entry in no queue. */
 static int entry_decode(const MDB_val *v, entry_state *e) {
     const uint8_t *p = v->mv_data;
-    if (v->mv_size != EVALUE_LEN || (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN && p[0] != SMALL_KEYLESS)) return 0;
-    e->keyless = p[0] == SMALL_KEYLESS;
-    e->queue = e->keyless ? QUEUE_SMALL : p[0];
+    if (v->mv_size != EVALUE_LEN ||
+        (p[0] != QUEUE_SMALL && p[0] != QUEUE_MAIN && p[0] != SMALL_KEYLESS && p[0] != MAIN_KEYLESS))
+        return 0;
+    e->keyless = p[0] == SMALL_KEYLESS || p[0] == MAIN_KEYLESS;
+    e->queue = p[0] == SMALL_KEYLESS ? QUEUE_SMALL : p[0] == MAIN_KEYLESS ? QUEUE_MAIN : p[0];
     e->position = suc_get_be64(p + 1), e->counter = p[9], e->bytes = suc_get_u64(p + 10);
     if (e->counter > COUNTER_MAX) e->counter = COUNTER_MAX;
     e->legacy = 0;
@@ -184,7 +199,7 @@ static int entry_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LE
 static int entry_write(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
                        entry_state *e, suc_error *err) {
     uint8_t v[EVALUE_LEN];
-    v[0] = e->keyless ? SMALL_KEYLESS : e->queue;
+    v[0] = !e->keyless ? e->queue : e->queue == QUEUE_SMALL ? SMALL_KEYLESS : MAIN_KEYLESS;
     suc_put_be64(v + 1, e->position);
     v[9] = e->counter;
     suc_put_u64(v + 10, e->bytes);
@@ -200,13 +215,13 @@ static void small_from_at_most(queue_state *s, int64_t t) {
     if (t < s->small_from) s->small_from = t;
 }
 
-/* Puts the entry at the head of `queue` (a new position), dropping its old queue key. An entry
- * of the small queue has none (below, "the small queue"), one of main has one. */
+/* Puts the entry in `queue` (a new position), dropping the queue key an earlier build gave it:
+ * this build's places have none (below, "the small queue" and "main"). */
 static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const suc_record *r,
-                   entry_state *e, int had_key, uint8_t queue, queue_state *s, suc_error *err) {
-    uint8_t qk[QKEY_LEN];
+                   entry_state *e, int had_place, uint8_t queue, queue_state *s, suc_error *err) {
     int rc;
-    if (had_key) {
+    if (had_place) {
+        uint8_t qk[QKEY_LEN];
         qkey_make(e->queue, e->position, ikey, qk);
         if (!e->keyless && (rc = meta_del(txn, c, qk, sizeof qk, err))) return rc;
         if (e->queue == QUEUE_SMALL) s->small_bytes -= e->bytes < s->small_bytes ? e->bytes : s->small_bytes;
@@ -214,14 +229,10 @@ static int enqueue(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN],
     }
     e->queue = queue;
     e->position = s->next_position++;
-    e->keyless = queue == QUEUE_SMALL;
+    e->keyless = 1;
     if (queue == QUEUE_SMALL) {
         s->small_bytes += e->bytes, s->small_entries++;
         small_from_at_most(s, suc_use_order_time(c, r));
-    } else {
-        qkey_make(queue, e->position, ikey, qk);
-        uint8_t none = 0;
-        if ((rc = meta_put(txn, c, qk, sizeof qk, &none, 0, err))) return rc;
     }
     return entry_write(c, txn, ikey, r, e, err);
 }
@@ -242,81 +253,55 @@ static int first_under(suc_cache *c, MDB_txn *txn, const uint8_t *prefix, size_t
     return mrc;
 }
 
-/* ---- the ghost ---- */
-
-/* A direct-mapped table of GHOST_BUCKETS values of GHOST_SLOTS slots: a slot holds a key's
- * fingerprint and the ghost clock (state.ghost_clock: how many keys the ghost has taken in) when it
- * came in, both u32. A key is remembered while fewer than `entries` keys came in after it and
- * no other key took its slot. One eviction writes one bucket, with no order to trim: a ghost of
- * FIFO keys cost four key writes per eviction from the small queue. */
-static void ghost_place(const uint8_t ikey[SUC_IKEY_LEN], uint64_t entries, uint8_t key[GBUCKET_KEY_LEN], size_t *slot,
-                        uint32_t *print) {
-    /* As many buckets as hold the directory's entries (a power of two, at most GHOST_BUCKETS):
-     * a small cache keeps a small table, so its `meta` stays shallow. A table that grew or
-     * shrank since a key came in forgets it, which only starts that key in the small queue. */
-    uint32_t buckets = 1;
-    while (buckets < GHOST_BUCKETS && (uint64_t)buckets * GHOST_SLOTS < entries) buckets <<= 1;
-    uint32_t bucket = ((uint32_t)ikey[0] << 8 | ikey[1]) % buckets;
-    key[0] = 0, key[1] = 'g', key[2] = (uint8_t)(bucket >> 8), key[3] = (uint8_t)bucket;
-    *slot = ikey[2] % GHOST_SLOTS;
-    /* The key's hash and its variant's: a collision only starts a key in main. */
-    *print = suc_get_u32(ikey + 3) ^ suc_get_u32(ikey + SUC_KEY_HASH_LEN);
-    if (!*print) *print = 1; /* 0 is an empty slot */
-}
-
-static int ghost_bucket_read(suc_cache *c, MDB_txn *txn, const uint8_t key[GBUCKET_KEY_LEN],
-                             uint8_t out[GBUCKET_VALUE_LEN]) {
-    MDB_val k = {GBUCKET_KEY_LEN, (void *)key}, v;
-    memset(out, 0, GBUCKET_VALUE_LEN);
-    int mrc = mdb_get(txn, c->dbi_meta, &k, &v);
-    if (mrc == 0 && v.mv_size == GBUCKET_VALUE_LEN) memcpy(out, v.mv_data, GBUCKET_VALUE_LEN); /* else: empty */
-    return mrc == MDB_NOTFOUND ? 0 : mrc;
-}
-
-/* The ghost bucket a key falls in, read: its meta key, its value, the key's slot and fingerprint. */
-typedef struct ghost_bucket {
-    uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
-    uint8_t *slot;
-    uint32_t print;
+/* ---- the ghost ----
+ *
+ * A direct-mapped table of slots in the `ghost` file beside the index (ghost_file.c): a slot
+ * holds a key's fingerprint and the ghost clock (state.ghost_clock: how many keys the ghost has
+ * taken in) when it came in, both u32. A key is remembered while fewer than `entries` keys came
+ * in after it and no other key took its slot. The table uses as many slots as the directory has
+ * entries (a power of two, at least 1,024, at most the file's 2^20), so a small cache touches a
+ * few blocks of the file; a key that came in before the table grew or shrank is forgotten, which
+ * only starts it in the small queue. The ghost costs a commit no index page: kept in `meta` it
+ * was a leaf and a branch of a commit's pages wherever a small-queue eviction happened
+ * (Benchmarks/RESULTS.md). Earlier builds kept it there, under 0x00 'g' ‖ bucket. */
+typedef struct ghost_slot {
+    uint32_t index, print;
     uint64_t entries; /* the directory's entries, which size the table and bound a key's age */
-} ghost_bucket;
+} ghost_slot;
 
-static int ghost_read(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], ghost_bucket *g, suc_error *err) {
-    size_t slot;
+static void ghost_place(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], ghost_slot *g) {
     g->entries = 0;
     suc_meta_get(c, txn, "entries", &g->entries);
-    ghost_place(ikey, g->entries, g->key, &slot, &g->print);
-    g->slot = g->value + slot * 8;
-    int mrc = ghost_bucket_read(c, txn, g->key, g->value);
-    return mrc ? suc_fail_mdb(err, "mdb_get(ghost)", mrc) : SUC_OK;
-}
-
-static int ghost_write(suc_cache *c, MDB_txn *txn, const ghost_bucket *g, suc_error *err) {
-    return meta_put(txn, c, g->key, sizeof g->key, g->value, sizeof g->value, err);
+    uint32_t slots = 1024;
+    while (slots < suc_ghost_file_slots() && slots < g->entries) slots <<= 1;
+    g->index = suc_get_u32(ikey + 7) & (slots - 1);
+    /* The key's hash and its variant's: a collision only starts a key in main. */
+    g->print = suc_get_u32(ikey + 3) ^ suc_get_u32(ikey + SUC_KEY_HASH_LEN);
+    if (!g->print) g->print = 1; /* 0 is an empty slot */
 }
 
 /* Whether the ghost remembers the key (and forgets it: it is stored again). */
-static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, int *found,
-                      suc_error *err) {
-    ghost_bucket g;
-    *found = 0;
-    int rc = ghost_read(c, txn, ikey, &g, err);
-    if (rc || suc_get_u32(g.slot) != g.print) return rc;
-    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(g.slot + 4);
-    *found = age <= g.entries;
-    memset(g.slot, 0, 8);
-    return ghost_write(c, txn, &g, err);
+static int ghost_take(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], const queue_state *s) {
+    ghost_slot g;
+    ghost_place(c, txn, ikey, &g);
+    uint8_t slot[8];
+    suc_ghost_file_read(c, g.index, slot);
+    if (suc_get_u32(slot) != g.print) return 0;
+    uint32_t age = (uint32_t)s->ghost_clock - suc_get_u32(slot + 4);
+    static const uint8_t empty[8];
+    suc_ghost_file_write(c, g.index, empty);
+    return age <= g.entries;
 }
 
 /* Remembers an entry evicted from the small queue. */
-static int ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s, suc_error *err) {
-    ghost_bucket g;
-    int rc = ghost_read(c, txn, ikey, &g, err);
-    if (rc) return rc;
+static void ghost_add(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], queue_state *s) {
+    ghost_slot g;
+    ghost_place(c, txn, ikey, &g);
     s->ghost_clock++;
-    suc_put_u32(g.slot, g.print);
-    suc_put_u32(g.slot + 4, (uint32_t)s->ghost_clock);
-    return ghost_write(c, txn, &g, err);
+    uint8_t slot[8];
+    suc_put_u32(slot, g.print);
+    suc_put_u32(slot + 4, (uint32_t)s->ghost_clock);
+    suc_ghost_file_write(c, g.index, slot);
 }
 
 /* ---- the secondary structure's hooks ---- */
@@ -337,8 +322,7 @@ static int queues_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
         int rc = entry_write(c, txn, ch->ikey, ch->new_rec, &e, err);
         return rc ? rc : state_write(c, txn, &s, err);
     }
-    int remembered, rc = ghost_take(c, txn, ch->ikey, &s, &remembered, err);
-    if (rc) return rc;
+    int remembered = ghost_take(c, txn, ch->ikey, &s), rc;
     e.bytes = bytes;
     e.counter = 0;
     if ((rc = enqueue(c, txn, ch->ikey, ch->new_rec, &e, 0, remembered ? QUEUE_MAIN : QUEUE_SMALL, &s, err)))
@@ -452,18 +436,78 @@ static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey
     uint32_t passed = 0;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         int ours = k.mv_size == SUC_TKEY_LEN; /* another length is not a use-order key: passed over */
-        if (ours && entry_decode(&v, e) && e->keyless) {
+        if (ours && entry_decode(&v, e) && e->keyless && e->queue == QUEUE_SMALL) {
             memcpy(tkey, k.mv_data, SUC_TKEY_LEN);
             s->small_from = suc_tkey_time(tkey);
             break;
         }
-        if (++passed == SMALL_SCAN_MAX) { /* the next eviction goes on from here */
+        if (++passed == SCAN_MAX) { /* the next eviction goes on from here */
             if (ours) s->small_from = suc_tkey_time(k.mv_data);
             mrc = MDB_NOTFOUND;
             break;
         }
     }
-    if (mrc == MDB_NOTFOUND && passed < SMALL_SCAN_MAX) s->small_from = INT64_MAX; /* none left at all */
+    if (mrc == MDB_NOTFOUND && passed < SCAN_MAX) s->small_from = INT64_MAX; /* none left at all */
+    mdb_cursor_close(cur);
+    return mrc;
+}
+
+/* ---- main ----
+ *
+ * Main's entries have no queue key either: an entry's use-order key is its place in main too,
+ * and main is walked as a clock over the use order. `main_hand` is the use-order key main looks
+ * at next; from there (round to the start at the end) the first key whose place says "main,
+ * keyless" is main's next entry. An entry used since the hand last passed it stays where it is
+ * with its counter lowered, and the hand moves past it; one that was not is evicted. That is
+ * S3-FIFO's main FIFO with reinsertion as a clock (a reinserted entry is next looked at after a
+ * whole round), except that an entry joining main (from the small queue, or remembered by the
+ * ghost) keeps its use-order key, so the hand may reach it sooner than a round; the in-memory
+ * model gives the same misses within 0.5% on both traces (Benchmarks/RESULTS.md). So main costs a
+ * commit no `meta` leaf: the hand is a field of the queues' counters, and an entry's move is a
+ * change of its use-order value, where the walk has just read it. Main's queue keys that earlier
+ * builds wrote are walked first. */
+
+/* The use-order key right after `k`: the hand passes an entry it let stay. */
+static void tkey_after(uint8_t k[SUC_TKEY_LEN]) {
+    for (int i = SUC_TKEY_LEN - 1; i >= 0 && ++k[i] == 0; i--) {
+    }
+}
+
+/* 0 with main's next keyless entry's use-order key and place (the hand moved to it),
+ * MDB_NOTFOUND when a whole round found none, or none within SCAN_MAX keys (the hand moved on
+ * as far as it looked), or an LMDB error. */
+static int main_next(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey[SUC_TKEY_LEN], entry_state *e) {
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return mrc;
+    uint8_t start[SUC_TKEY_LEN];
+    memcpy(start, s->main_hand, SUC_TKEY_LEN);
+    MDB_val k = {SUC_TKEY_LEN, start}, v;
+    int round = 0;
+    uint32_t passed = 0;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (mrc == MDB_NOTFOUND && !round) { /* past the newest key: on from the oldest */
+            round = 1;
+            if ((mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST))) break;
+        } else if (mrc) {
+            break;
+        }
+        int ours = k.mv_size == SUC_TKEY_LEN; /* another length is not a use-order key: passed over */
+        if (round && ours && memcmp(k.mv_data, start, SUC_TKEY_LEN) >= 0) { /* all the way round */
+            mrc = MDB_NOTFOUND;
+            break;
+        }
+        if (ours && entry_decode(&v, e) && e->keyless && e->queue == QUEUE_MAIN) {
+            memcpy(tkey, k.mv_data, SUC_TKEY_LEN);
+            memcpy(s->main_hand, tkey, SUC_TKEY_LEN);
+            break;
+        }
+        if (++passed == SCAN_MAX) { /* the next eviction goes on from here */
+            if (ours) memcpy(s->main_hand, k.mv_data, SUC_TKEY_LEN);
+            mrc = MDB_NOTFOUND;
+            break;
+        }
+    }
     mdb_cursor_close(cur);
     return mrc;
 }
@@ -471,6 +515,27 @@ static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey
 static int record_exists(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
     MDB_val k = {SUC_IKEY_LEN, (void *)ikey}, v;
     return mdb_get(txn, c->dbi_main, &k, &v) == 0;
+}
+
+/* A queue's next entry to look at: a queue key an earlier build wrote (all older than this
+ * build's places), else this build's keyless entry. */
+typedef struct candidate {
+    uint8_t qkey[QKEY_LEN];     /* its queue key, or the key it would have (keyless) */
+    uint8_t tkey[SUC_TKEY_LEN]; /* its use-order key (keyless) */
+    int keyless;
+} candidate;
+
+/* 0 with `queue`'s next entry in *out, MDB_NOTFOUND, or an LMDB error. */
+static int queue_next(suc_cache *c, MDB_txn *txn, uint8_t queue, queue_state *s, candidate *out) {
+    int mrc = queue_oldest(c, txn, queue, out->qkey);
+    out->keyless = 0;
+    if (mrc != MDB_NOTFOUND) return mrc;
+    entry_state e;
+    mrc = queue == QUEUE_SMALL ? small_oldest(c, txn, s, out->tkey, &e) : main_next(c, txn, s, out->tkey, &e);
+    if (mrc) return mrc;
+    out->keyless = 1;
+    qkey_make(queue, e.position, out->tkey + 8, out->qkey);
+    return 0;
 }
 
 int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN], suc_error *err) {
@@ -488,38 +553,34 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
      * three times, inside one store's commit). */
     uint32_t moves_left = MOVES_PER_VICTIM;
     for (; steps_left; steps_left--) {
-        uint8_t small[QKEY_LEN], main[QKEY_LEN], small_tkey[SUC_TKEY_LEN];
-        int have_main = (mrc = queue_oldest(c, txn, QUEUE_MAIN, main)) == 0;
-        if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
-        int have_small = 0, small_keyless = 0;
-        if (s.small_bytes > small_target || !have_main) { /* the small queue's turn: its oldest entry */
-            have_small = (mrc = queue_oldest(c, txn, QUEUE_SMALL, small)) == 0; /* an earlier build's key */
-            if (!have_small && (!mrc || mrc == MDB_NOTFOUND)) {
-                entry_state oldest;
-                have_small = small_keyless = (mrc = small_oldest(c, txn, &s, small_tkey, &oldest)) == 0;
-                if (have_small) qkey_make(QUEUE_SMALL, oldest.position, small_tkey + 8, small);
-            }
+        /* The small queue's turn while it holds more than its tenth; the other queue's when the
+         * one whose turn it is has no entry. */
+        uint8_t first = s.small_bytes > small_target ? QUEUE_SMALL : QUEUE_MAIN;
+        uint8_t order[2] = {first, first == QUEUE_SMALL ? QUEUE_MAIN : QUEUE_SMALL};
+        candidate at;
+        uint8_t from = 0;
+        for (int i = 0; i < 2 && !from; i++) {
+            mrc = queue_next(c, txn, order[i], &s, &at);
             if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
+            if (!mrc) from = order[i];
         }
-        if (!have_small && !have_main) break;
-        int from_small = have_small;
-        const uint8_t *qk = from_small ? small : main;
-        const uint8_t *ikey = qk + 11;
+        if (!from) break;
+        const uint8_t *ikey = at.qkey + 11;
         suc_record r;
         int have_record = suc_index_record_get(c, txn, ikey, &r, NULL) == 0;
         entry_state e;
         int found = 0;
         mrc = have_record ? entry_read(c, txn, ikey, &r, &e, &found) : legacy_read(c, txn, ikey, &e, &found);
         if (mrc) return suc_fail_mdb(err, "mdb_get(eviction queues)", mrc);
-        if (!found || e.queue != qk[2] || e.position != suc_get_be64(qk + 3) || !have_record ||
-            e.keyless != (from_small && small_keyless)) {
-            if (from_small && small_keyless) { /* a use-order key whose record is gone, or has another */
-                if ((rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, small_tkey, err))) return rc;
+        if (!found || e.queue != at.qkey[2] || e.position != suc_get_be64(at.qkey + 3) || !have_record ||
+            e.keyless != at.keyless) {
+            if (at.keyless) { /* a use-order key whose record is gone, or has another */
+                if ((rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, at.tkey, err))) return rc;
                 continue;
             }
             /* A stray: its record is gone, or the entry sits elsewhere. */
             uint8_t stray[QKEY_LEN];
-            memcpy(stray, qk, QKEY_LEN);
+            memcpy(stray, at.qkey, QKEY_LEN);
             if ((rc = meta_del(txn, c, stray, QKEY_LEN, err))) return rc;
             if (!found || have_record) continue;
             /* A place of its own in `meta` whose record is gone. forget() keeps the counters in
@@ -530,13 +591,13 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         }
         if (e.counter > 0 && moves_left) { /* used since it came in (small) or its last pass (main): it stays */
             moves_left--;
-            uint8_t was = e.queue;
-            e.counter = was == QUEUE_SMALL ? 0 : e.counter - 1;
+            e.counter = from == QUEUE_SMALL ? 0 : e.counter - 1;
             if ((rc = enqueue(c, txn, ikey, &r, &e, 1, QUEUE_MAIN, &s, err))) return rc;
+            if (from == QUEUE_MAIN && at.keyless) tkey_after(s.main_hand); /* next looked at after a round */
             continue;
         }
         memcpy(out_ikey, ikey, SUC_IKEY_LEN);
-        if (from_small && (rc = ghost_add(c, txn, ikey, &s, err))) return rc;
+        if (from == QUEUE_SMALL) ghost_add(c, txn, ikey, &s);
         /* The caller's delete drops its queue keys (on_delete) and reads the state written here. */
         return state_write(c, txn, &s, err);
     }
@@ -544,30 +605,39 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
     return rc ? rc : SUC_ENOTFOUND;
 }
 
-/* Reads what one queue's next victim will touch: its record, its place, and (small queue) its
- * ghost bucket. */
-static void prefetch_one(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN], int small, uint64_t entries) {
+/* Reads what one queue's next victim will touch in the index: its record and its place. */
+static void prefetch_one(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN]) {
     suc_record r;
     entry_state e;
     int found;
     if (suc_index_record_get(c, txn, ikey, &r, NULL) == 0) (void)entry_read(c, txn, ikey, &r, &e, &found);
-    if (!small) return;
-    uint8_t key[GBUCKET_KEY_LEN], value[GBUCKET_VALUE_LEN];
-    size_t slot;
-    uint32_t print;
-    ghost_place(ikey, entries, key, &slot, &print);
-    (void)ghost_bucket_read(c, txn, key, value);
+}
+
+/* Reads the next `count` keyless entries of `queue` from the use-order key `start` on. */
+static void prefetch_walk(suc_cache *c, MDB_txn *txn, const uint8_t start[SUC_TKEY_LEN], uint8_t queue,
+                          uint32_t count) {
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, c->dbi_by_use, &cur)) return;
+    uint8_t from[SUC_TKEY_LEN];
+    memcpy(from, start, SUC_TKEY_LEN);
+    MDB_val k = {SUC_TKEY_LEN, from}, v;
+    uint32_t found = 0, passed = 0;
+    for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && found < count && passed < SCAN_MAX;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), passed++) {
+        entry_state e;
+        if (k.mv_size != SUC_TKEY_LEN || !entry_decode(&v, &e) || !e.keyless || e.queue != queue) continue;
+        prefetch_one(c, txn, (const uint8_t *)k.mv_data + 8);
+        found++;
+    }
+    mdb_cursor_close(cur);
 }
 
 /* Reads, in the read transaction `txn`, what the next `count` victims of each queue will touch:
- * the oldest queue keys or use-order keys, each entry's queue state and record, and (small
- * queue) its ghost bucket; compaction calls it before a batch takes the write lock
- * (maintenance.c). */
+ * the oldest queue keys or use-order keys, each entry's place and record; compaction calls it
+ * before a batch takes the write lock (maintenance.c). */
 void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
     static const uint8_t queues[2] = {QUEUE_SMALL, QUEUE_MAIN};
-    uint64_t entries = 0;
-    suc_meta_get(c, txn, "entries", &entries);
-    for (int q = 0; q < 2; q++) { /* queue keys: main's, and the small queue's of earlier builds */
+    for (int q = 0; q < 2; q++) { /* the queue keys earlier builds wrote */
         MDB_cursor *cur;
         if (mdb_cursor_open(txn, c->dbi_meta, &cur)) return;
         uint8_t prefix[3] = {0, 'F', queues[q]};
@@ -575,28 +645,18 @@ void suc_s3fifo_prefetch(suc_cache *c, MDB_txn *txn, uint32_t count) {
         int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
         for (uint32_t n = 0; mrc == 0 && n < count; n++, mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size != QKEY_LEN || memcmp(k.mv_data, prefix, sizeof prefix) != 0) break;
-            prefetch_one(c, txn, (const uint8_t *)k.mv_data + 11, queues[q] == QUEUE_SMALL, entries);
+            prefetch_one(c, txn, (const uint8_t *)k.mv_data + 11);
         }
         mdb_cursor_close(cur);
     }
-    /* The small queue's keyless entries, oldest first (the walk reads their use-order keys). */
+    /* The keyless entries each queue's walk meets next (it reads their use-order keys). */
     queue_state s;
-    if (state_read(c, txn, &s) || s.small_from == INT64_MAX) return;
-    MDB_cursor *cur;
-    if (mdb_cursor_open(txn, c->dbi_by_use, &cur)) return;
+    if (state_read(c, txn, &s)) return;
     static const uint8_t none[SUC_IKEY_LEN];
-    uint8_t start[SUC_TKEY_LEN];
-    suc_tkey_make(s.small_from, none, start);
-    MDB_val k = {SUC_TKEY_LEN, start}, v;
-    uint32_t found = 0, passed = 0;
-    for (int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && found < count && passed < SMALL_SCAN_MAX;
-         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), passed++) {
-        entry_state e;
-        if (k.mv_size != SUC_TKEY_LEN || !entry_decode(&v, &e) || !e.keyless) continue;
-        prefetch_one(c, txn, (const uint8_t *)k.mv_data + 8, 1, entries);
-        found++;
-    }
-    mdb_cursor_close(cur);
+    uint8_t small_start[SUC_TKEY_LEN];
+    suc_tkey_make(s.small_from, none, small_start);
+    if (s.small_from != INT64_MAX) prefetch_walk(c, txn, small_start, QUEUE_SMALL, count);
+    prefetch_walk(c, txn, s.main_hand, QUEUE_MAIN, count);
 }
 
 /* ---- choosing the policy, rebuilding, checking ---- */
@@ -647,7 +707,9 @@ static int drop_all(suc_cache *c, MDB_txn *txn, suc_error *err) {
 /* Empty ghost; every entry in main, least recently used oldest, with its counter at 0. */
 static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
     int rc = drop_all(c, txn, err);
-    if (rc || !suc_s3fifo_chosen(c, txn)) return rc;
+    if (rc) return rc;
+    if (!suc_s3fifo_chosen(c, txn)) return SUC_OK;
+    suc_ghost_file_clear(c);
     queue_state s = {.small_from = INT64_MAX}; /* every entry in main: none in the small queue */
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
@@ -739,8 +801,8 @@ static int count_legacy_place(suc_cache *c, MDB_txn *txn, MDB_val k, uint64_t *b
     return count_place(c, txn, key + 2, &e, bad);
 }
 /* The places in the use-order keys' values; a key of no record is the use order's own stray. A
- * keyless small entry must have its record and sit at or after `small_from`; it counts in the
- * small queue's sums. */
+ * keyless entry must have its record, and one of the small queue sit at or after `small_from`
+ * and count in the small queue's sums. */
 static int count_places(suc_cache *c, MDB_txn *txn, const queue_state *s, queue_state *sums, uint64_t *queued,
                         uint64_t *bad) {
     MDB_cursor *cur;
@@ -754,12 +816,13 @@ static int count_places(suc_cache *c, MDB_txn *txn, const queue_state *s, queue_
         if (!entry_decode(&v, &e)) {
             (*bad)++;
         } else if (e.keyless) {
-            if (!record_exists(c, txn, ikey) || suc_tkey_time(k.mv_data) < s->small_from) {
+            int small = e.queue == QUEUE_SMALL;
+            if (!record_exists(c, txn, ikey) || (small && suc_tkey_time(k.mv_data) < s->small_from)) {
                 (*bad)++;
                 continue;
             }
             (*queued)++;
-            sums->small_bytes += e.bytes, sums->small_entries++;
+            if (small) sums->small_bytes += e.bytes, sums->small_entries++;
         } else {
             *queued += (uint64_t)count_place(c, txn, ikey, &e, bad);
         }
@@ -779,15 +842,16 @@ static int count_mismatches(suc_cache *c, MDB_txn *txn, uint64_t *bad) {
     MDB_val k = {sizeof legacy_state_key, (void *)legacy_state_key}, v;
     if (!s.legacy && mdb_get(txn, c->dbi_meta, &k, &v) == 0) (*bad)++; /* counters left where earlier builds kept them */
     uint64_t queued = 0;
-    static const uint8_t kinds[2] = {'F', 'f'};
-    for (int i = 0; i < 2; i++) {
+    static const uint8_t kinds[3] = {'F', 'f', 'g'};
+    for (int i = 0; i < 3; i++) {
         if ((mrc = mdb_cursor_open(txn, c->dbi_meta, &cur))) return mrc;
         uint8_t prefix[2] = {0, kinds[i]};
         k = (MDB_val){2, prefix};
         for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
             if (k.mv_size < 2 || memcmp(k.mv_data, prefix, 2) != 0) break;
             if (kinds[i] == 'F') count_queue_key(c, txn, k, &sums, bad);
-            else queued += (uint64_t)count_legacy_place(c, txn, k, bad);
+            else if (kinds[i] == 'f') queued += (uint64_t)count_legacy_place(c, txn, k, bad);
+            else *bad += !s.earlier; /* an earlier build's ghost, left past this build's first write */
         }
         mdb_cursor_close(cur);
         if (mrc && mrc != MDB_NOTFOUND) return mrc;

@@ -70,6 +70,9 @@ struct suc_cache {
     pthread_mutex_t handoff_mu;
     uint32_t handoff_owned;  /* the slots this handle holds (for its life) */
     uint32_t handoff_busy;   /* those carrying a store now */
+    /* S3-FIFO's ghost (ghost_file.c), opened at its first use in a write transaction */
+    int ghostfd;
+    int ghost_failed;        /* it could not be opened or is not a regular file: an empty ghost */
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;
@@ -218,6 +221,15 @@ int suc_is_control_file(const char *name);
 /* The request-lease file (lease.c). */
 #define SUC_LEASE_FILE "leases"
 #define SUC_HANDOFF_FILE "handoff"
+/* S3-FIFO's ghost (ghost_file.c): slots of 8 bytes, read and written in write transactions. */
+#define SUC_GHOST_FILE "ghost"
+uint32_t suc_ghost_file_slots(void);
+/* The slot's bytes; zeros where the file has none (short, missing, unreadable). */
+void suc_ghost_file_read(suc_cache *c, uint32_t slot, uint8_t out[8]);
+/* Best effort: a failure leaves the slot as it was. */
+void suc_ghost_file_write(suc_cache *c, uint32_t slot, const uint8_t in[8]);
+/* Every slot empty again. */
+void suc_ghost_file_clear(suc_cache *c);
 int suc_is_index_file(const char *name);
 /* How long an open waits for the root's creation lock before it fails with SUC_EBUSY: making a
  * layout takes milliseconds, so only a stuck or hostile holder waits this long. */

@@ -43,7 +43,7 @@ extension Reliability {
         }
 
         @Test(
-            "garbage written into the places of the entries a live process stores and hits, and into the queues' keys, counters and ghost: it goes on with right bodies, verify --fix mends"
+            "garbage written into the places of the entries a live process stores and hits, into the queues' keys and counters, an earlier build's ghost and the ghost file: it goes on with right bodies, verify --fix mends"
         )
         func damagedPlacesUnderALiveProcess() throws {
             let scratch = Scratch()
@@ -59,11 +59,13 @@ extension Reliability {
             let values: [[UInt8]] = [
                 [], [1, 2, 3], [0x53] + [UInt8](repeating: 0xFF, count: 17), [0x4D] + [UInt8](repeating: 0, count: 40),
                 [0x07] + [UInt8](repeating: 0x55, count: 17), [0x53] + [UInt8](repeating: 0xEE, count: 3_000),
+                [0x6D] + [UInt8](repeating: 0xFF, count: 17),
             ]
             // And the queues' own keys in meta (the policy key aside, which would make it LRU): a
             // stray queue key in each queue, a key of no known length first in the small queue,
             // the counters too short (where this build keeps them and where earlier builds did),
-            // a ghost bucket of the wrong length.
+            // a ghost bucket of an earlier build's, of the wrong length, and the counters at
+            // their full length with main's hand at the very end of the use order.
             let metaGarbage: [([UInt8], [UInt8])] = [
                 ([0, 0x46, 0x4D] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xAA, count: 48), []),
                 ([0, 0x46, 0x53] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xBB, count: 48), []),
@@ -71,10 +73,15 @@ extension Reliability {
                 (Array("s3fifo".utf8), [1, 2, 3]),
                 ([0, 0x45, 0x63], [4, 5, 6]),
                 ([0, 0x67, 0, 1], [7]),
+                (Array("s3fifo".utf8), [UInt8](repeating: 0xFF, count: 112)),
             ]
             var written = 0
             let until = Date().addingTimeInterval(2 * timeScale)
             while Date() < until && worker.isRunning {
+                if rng.next() % 8 == 0 {
+                    Self.damageGhostFile(dir + "/ghost", &rng)
+                    continue
+                }
                 if rng.next() % 4 == 0 {
                     let (key, value) = metaGarbage[Int(rng.next() % UInt64(metaGarbage.count))]
                     try setup.debugPutMeta(key: key, value: value)
@@ -99,6 +106,29 @@ extension Reliability {
             let report = try setup.verify(checkBodies: true)
             #expect(!report.isDamaged && report.strayIndexKeys == 0, "after --fix (seed \(seed)): \(report)")
             #expect(try setup.evictionPolicy() == .s3fifo)
+        }
+
+        /// What a neighbour may do to the ghost file (S3-FIFO's hints) while a process uses it:
+        /// garbage over a stretch, cut short, grown far past its slots, or replaced by a
+        /// directory or by a symlink (which the process's open descriptor does not see, the
+        /// next handle's open does).
+        static func damageGhostFile(_ path: String, _ rng: inout Seeded) {
+            let fm = FileManager.default
+            switch rng.next() % 5 {
+            case 0:
+                guard let handle = FileHandle(forWritingAtPath: path) else { return }
+                try? handle.seek(toOffset: rng.next() % (1 << 16))
+                handle.write(Data((0..<4_096).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
+                try? handle.close()
+            case 1: _ = truncate(path, off_t(rng.next() % 4_096))
+            case 2: _ = truncate(path, 1 << 40)
+            case 3:
+                try? fm.removeItem(atPath: path)
+                try? fm.createDirectory(atPath: path, withIntermediateDirectories: false)
+            default:
+                try? fm.removeItem(atPath: path)
+                try? fm.createSymbolicLink(atPath: path, withDestinationPath: "/dev/zero")
+            }
         }
     }
 }

@@ -168,6 +168,36 @@ struct EvictionPolicyTests {
         try Self.expectClean(store, "after compaction")
     }
 
+    @Test(
+        "main turns as a clock over the use order: an entry hit since the hand last passed it stays for another round, one that was not goes, oldest first, and the hand comes round"
+    )
+    func mainTurnsAsAClock() throws {
+        let dir = TestDirectory()
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        let store = try CacheStore(directory: dir.cache, configuration: configuration) // no online cap
+        let keys = (0..<20).map { "m-\($0)" }
+        for (i, key) in keys.enumerated() {
+            Thread.sleep(forTimeInterval: 0.002) // one use time each: the use order is the store order
+            try Self.put(store, key, seed: UInt64(i))
+        }
+        // Chosen on a populated directory: every entry in main, oldest use first, counters at 0.
+        try store.setEvictionPolicy(.s3fifo)
+        for key in keys where Int(key.dropFirst(2))! % 2 == 0 { try Self.hit(store, key) }
+        try store.flush()
+        let perEntry = try store.diskUsage(measure: false).entryBytes / keys.count
+        func left() throws -> [Int] { try keys.indices.filter { try store.version(for: bytes(keys[$0])) != nil } }
+        // Half the bytes: the first round lowers the hit entries' counters and evicts the others.
+        _ = try store.compact(CompactionPolicy(targetBytes: 10 * perEntry + perEntry / 2))
+        let firstRound = try left()
+        #expect(firstRound == Array(stride(from: 0, to: 20, by: 2)), "the entries hit stayed: \(firstRound)")
+        // A quarter: the hand comes round to the oldest, whose counters are now 0.
+        _ = try store.compact(CompactionPolicy(targetBytes: 5 * perEntry + perEntry / 2))
+        let secondRound = try left()
+        #expect(secondRound == [10, 12, 14, 16, 18], "the second round took the oldest: \(secondRound)")
+        try Self.expectClean(store, "after two rounds")
+    }
+
     @Test("switching the policy on a populated directory keeps every entry and verify clean, both ways")
     func switchingKeepsEntries() throws {
         let dir = TestDirectory()
@@ -230,6 +260,10 @@ struct EvictionPolicyTests {
         }
         let counters = Self.le64(UInt64(keys.count)) + Self.le64(UInt64(Self.entrySize)) + Self.le64(1) + Self.le64(0)
         try store.debugPutMeta(key: [0, 0x45, 0x63], value: counters)
+        // And its ghost, buckets of 16 slots in meta: dropped at this build's first write.
+        for bucket: UInt8 in 0..<3 {
+            try store.debugPutMeta(key: [0, 0x67, 0, bucket], value: [UInt8](repeating: bucket + 1, count: 128))
+        }
         try store.debugPutMeta(key: [0, 0x45], value: [1])
         #expect(try store.evictionPolicy() == .s3fifo)
         try Self.expectClean(store, "with the earlier build's places")
@@ -278,7 +312,8 @@ struct EvictionPolicyTests {
     /// Values an entry's use-order key may hold after damage, each of a shape S3-FIFO must not
     /// take for a place: none, too short, too long to carry, an unknown queue, a place in the small
     /// queue at a position no queue key has with the largest counter and size, a page's worth, a
-    /// place in the small queue that the queues' counters do not count.
+    /// place in the small queue that the queues' counters do not count, a place in main with the
+    /// largest counter and size.
     static let damagedUseValues: [[UInt8]] = [
         [],
         [1, 2, 3],
@@ -287,6 +322,7 @@ struct EvictionPolicyTests {
         [0x53] + be64(1 << 63) + [200] + le64(.max),
         [0x4D] + [UInt8](repeating: 0xEE, count: 5_000),
         keylessPlace,
+        [0x6D] + be64(.max) + [255] + le64(.max),
     ]
     /// A place in the small queue (which has no queue keys) at a position no entry was given.
     static let keylessPlace: [UInt8] = [0x73] + be64(12_345) + [1] + le64(UInt64(entrySize))

@@ -24,8 +24,9 @@
  *   0x00 'F' ‖ queue ‖ position ‖ ikey        ""   queue keys of earlier builds: main's ('M') and
  *                                             the small queue's ('S'); position big-endian, so
  *                                             one cursor walks a queue oldest first
- *   0x00 'g' ‖ bucket (u16, big-endian)       the ghost: 16 slots of u32 key fingerprint and
- *                                             u32 ghost clock (below)
+ *   0x00 'g' ‖ bucket (u16, big-endian)       an earlier build's ghost, dropped at this build's
+ *                                             first write of the counters; the ghost is the file
+ *                                             `ghost` beside the index (below, "the ghost")
  * and each entry's place in the value of its use-order key (below, "each entry's place"):
  *   by_use: use time ‖ ikey                   queue, position (big-endian), counter, u64 bytes
  *                                             (record + block-rounded body file); queue 's' is

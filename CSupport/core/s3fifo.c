@@ -54,8 +54,12 @@ enum { QUEUE_SMALL = 'S', QUEUE_MAIN = 'M', SMALL_KEYLESS = 's', MAIN_KEYLESS = 
 #define STATE_SMALL_FROM_LEN 40 /* earlier builds': without main's hand */
 #define STATE_OLD_LEN 32        /* and without small_from */
 /* How many use-order keys one look for a queue's next entry passes over (the other queue's
- * entries): past that it goes on from there at the next eviction. */
+ * entries) before it stops where it is (WALK_PAUSED); the next look goes on from there. One
+ * eviction's looks pass over at most SCAN_PER_VICTIM keys in all, so a store waits for a bounded
+ * walk however its 256 moves fall. */
 #define SCAN_MAX 1024
+#define SCAN_PER_VICTIM (16 * SCAN_MAX)
+#define WALK_PAUSED (-31500) /* outside LMDB's codes and errno values */
 
 static const uint8_t policy_key[2] = {0, 'E'};
 /* The queues' counters sit among the directory's own counters ("entries", "stores", …), in the
@@ -318,7 +322,8 @@ static int queues_put(suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err
     uint64_t bytes = entry_bytes(ch->new_rec, ch->new_len);
     if (found) { /* replaced in place: it keeps its place and counter, with its new size */
         if (e.queue == QUEUE_SMALL) s.small_bytes = s.small_bytes - (e.bytes < s.small_bytes ? e.bytes : s.small_bytes) + bytes;
-        if (e.keyless) small_from_at_most(&s, suc_use_order_time(c, ch->new_rec)); /* its key may have moved back */
+        if (e.keyless && e.queue == QUEUE_SMALL) /* its key may have moved back */
+            small_from_at_most(&s, suc_use_order_time(c, ch->new_rec));
         e.bytes = bytes;
         int rc = entry_write(c, txn, ch->ikey, ch->new_rec, &e, err);
         return rc ? rc : state_write(c, txn, &s, err);
@@ -424,9 +429,13 @@ static int queue_oldest(suc_cache *c, MDB_txn *txn, uint8_t queue, uint8_t out[Q
  * leaf of its own (Benchmarks/RESULTS.md). */
 
 /* 0 with the oldest keyless small entry's use-order key and place (small_from moved up to it),
- * MDB_NOTFOUND when there is none (small_from moved on as far as it looked), or an LMDB error. */
-static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey[SUC_TKEY_LEN], entry_state *e) {
+ * MDB_NOTFOUND when there is none, WALK_PAUSED when it passed over `limit` keys (small_from moved
+ * on as far as it looked; *passed says how many), or an LMDB error. */
+static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint32_t limit, uint8_t tkey[SUC_TKEY_LEN],
+                        entry_state *e, uint32_t *passed_out) {
+    *passed_out = 0;
     if (s->small_from == INT64_MAX) return MDB_NOTFOUND;
+    if (!limit) return WALK_PAUSED;
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     if (mrc) return mrc;
@@ -442,14 +451,15 @@ static int small_oldest(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey
             s->small_from = suc_tkey_time(tkey);
             break;
         }
-        if (++passed == SCAN_MAX) { /* the next eviction goes on from here */
+        if (++passed == limit) { /* the next look goes on from here */
             if (ours) s->small_from = suc_tkey_time(k.mv_data);
-            mrc = MDB_NOTFOUND;
+            mrc = WALK_PAUSED;
             break;
         }
     }
-    if (mrc == MDB_NOTFOUND && passed < SCAN_MAX) s->small_from = INT64_MAX; /* none left at all */
+    if (mrc == MDB_NOTFOUND) s->small_from = INT64_MAX; /* none left at all */
     mdb_cursor_close(cur);
+    *passed_out = passed;
     return mrc;
 }
 
@@ -475,9 +485,12 @@ static void tkey_after(uint8_t k[SUC_TKEY_LEN]) {
 }
 
 /* 0 with main's next keyless entry's use-order key and place (the hand moved to it),
- * MDB_NOTFOUND when a whole round found none, or none within SCAN_MAX keys (the hand moved on
- * as far as it looked), or an LMDB error. */
-static int main_next(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey[SUC_TKEY_LEN], entry_state *e) {
+ * MDB_NOTFOUND when a whole round found none, WALK_PAUSED when it passed over `limit` keys (the
+ * hand moved on as far as it looked; *passed says how many), or an LMDB error. */
+static int main_next(suc_cache *c, MDB_txn *txn, queue_state *s, uint32_t limit, uint8_t tkey[SUC_TKEY_LEN],
+                     entry_state *e, uint32_t *passed_out) {
+    *passed_out = 0;
+    if (!limit) return WALK_PAUSED;
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
     if (mrc) return mrc;
@@ -503,13 +516,14 @@ static int main_next(suc_cache *c, MDB_txn *txn, queue_state *s, uint8_t tkey[SU
             memcpy(s->main_hand, tkey, SUC_TKEY_LEN);
             break;
         }
-        if (++passed == SCAN_MAX) { /* the next eviction goes on from here */
+        if (++passed == limit) { /* the next look goes on from here */
             if (ours) memcpy(s->main_hand, k.mv_data, SUC_TKEY_LEN);
-            mrc = MDB_NOTFOUND;
+            mrc = WALK_PAUSED;
             break;
         }
     }
     mdb_cursor_close(cur);
+    *passed_out = passed;
     return mrc;
 }
 
@@ -526,13 +540,23 @@ typedef struct candidate {
     int keyless;
 } candidate;
 
-/* 0 with `queue`'s next entry in *out, MDB_NOTFOUND, or an LMDB error. */
-static int queue_next(suc_cache *c, MDB_txn *txn, uint8_t queue, queue_state *s, candidate *out) {
+/* 0 with `queue`'s next entry in *out, MDB_NOTFOUND, or an LMDB error. A look that passes over
+ * SCAN_MAX keys goes on from where it stopped (the same queue: taking the other queue's entry, or
+ * the use order's oldest, would be another policy), until this eviction's *scan_left is spent;
+ * then MDB_NOTFOUND. */
+static int queue_next(suc_cache *c, MDB_txn *txn, uint8_t queue, queue_state *s, uint32_t *scan_left,
+                      candidate *out) {
     int mrc = queue_oldest(c, txn, queue, out->qkey);
     out->keyless = 0;
     if (mrc != MDB_NOTFOUND) return mrc;
     entry_state e;
-    mrc = queue == QUEUE_SMALL ? small_oldest(c, txn, s, out->tkey, &e) : main_next(c, txn, s, out->tkey, &e);
+    do {
+        uint32_t limit = *scan_left < SCAN_MAX ? *scan_left : SCAN_MAX, passed;
+        mrc = queue == QUEUE_SMALL ? small_oldest(c, txn, s, limit, out->tkey, &e, &passed)
+                                   : main_next(c, txn, s, limit, out->tkey, &e, &passed);
+        *scan_left -= passed;
+    } while (mrc == WALK_PAUSED && *scan_left);
+    if (mrc == WALK_PAUSED) return MDB_NOTFOUND;
     if (mrc) return mrc;
     out->keyless = 1;
     qkey_make(queue, e.position, out->tkey + 8, out->qkey);
@@ -552,7 +576,7 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
     /* A store waits for its evictions: past this many moves, the entry at hand goes whatever its
      * counter (a main queue of entries all hit three times would otherwise move every entry,
      * three times, inside one store's commit). */
-    uint32_t moves_left = MOVES_PER_VICTIM;
+    uint32_t moves_left = MOVES_PER_VICTIM, scan_left = SCAN_PER_VICTIM;
     for (; steps_left; steps_left--) {
         /* The small queue's turn while it holds more than its tenth; the other queue's when the
          * one whose turn it is has no entry. */
@@ -561,7 +585,7 @@ int suc_s3fifo_victim(suc_cache *c, MDB_txn *txn, uint64_t capacity, uint8_t out
         candidate at;
         uint8_t from = 0;
         for (int i = 0; i < 2 && !from; i++) {
-            mrc = queue_next(c, txn, order[i], &s, &at);
+            mrc = queue_next(c, txn, order[i], &s, &scan_left, &at);
             if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "mdb_cursor_get(eviction queues)", mrc);
             if (!mrc) from = order[i];
         }

@@ -57,18 +57,18 @@ package struct CompactionPlan: Sendable, Hashable, Codable {
     /// - Throws: ``MaintenanceError/invalidArgument(_:)`` when the marks contradict each other, or a
     ///   percentage of the file system is asked for without `fileSystem`.
     package static func make(
-        statistics: StoreStatistics, options: CompactionOptions, fileSystem: FileSystemSpace?, now: Date
+        usage: DiskUsage, statistics: StoreStatistics, options: CompactionOptions, fileSystem: FileSystemSpace?,
+        now: Date
     ) throws(MaintenanceError) -> CompactionPlan {
         try make(
-            storedBytes: statistics.storedBytes, recordBytes: statistics.recordBytes,
-            indexUsedBytes: statistics.indexUsedBytes, options: options, fileSystem: fileSystem, now: now)
+            entryBytes: usage.entryBytes, indexUsedBytes: statistics.indexUsedBytes, options: options,
+            fileSystem: fileSystem, now: now)
     }
 
-    /// The same from the three counters it uses (`StoreStatistics` fields).
+    /// The same from the two figures it uses: the entries' bytes as the store's byte target
+    /// counts them (``DiskUsage/entryBytes``: records and body files) and the index in use.
     package static func make(
-        storedBytes: Int, recordBytes: Int, indexUsedBytes: Int, options: CompactionOptions,
-        fileSystem: FileSystemSpace?,
-        now: Date
+        entryBytes: Int, indexUsedBytes: Int, options: CompactionOptions, fileSystem: FileSystemSpace?, now: Date
     ) throws(MaintenanceError) -> CompactionPlan {
         func resolveOnFileSystem(_ limit: SizeLimit?, _ name: String) throws(MaintenanceError) -> Int? {
             guard let limit else { return nil }
@@ -77,7 +77,6 @@ package struct CompactionPlan: Sendable, Hashable, Codable {
             }
             return limit.resolved(of: fileSystem?.totalBytes ?? 0)
         }
-        let entryBytes = storedBytes + recordBytes
         var plan = CompactionPlan(
             entryBytes: entryBytes, indexUsedBytes: indexUsedBytes, fileSystem: fileSystem, maxSizeBytes: nil,
             lowWaterBytes: nil, minFreeBytes: nil, targetBytes: nil,
@@ -178,7 +177,7 @@ extension CacheMaintainer {
             entriesAfter: options.run.dryRun ? before.entries - result.evictedEntries : after.entries,
             entryBytesBefore: plan.entryBytes,
             entryBytesAfter: options.run.dryRun
-                ? plan.entryBytes - result.evictedBytes : after.storedBytes + after.recordBytes,
+                ? plan.entryBytes - result.evictedBytes : try store.diskUsage(measure: false).entryBytes,
             reasons: reasons,
             evictionsCounter: after.evictions, seconds: seconds,
             evictedPerSecond: seconds > 0 ? Double(result.evictedEntries) / seconds : 0)
@@ -191,7 +190,8 @@ extension CacheMaintainer {
     ) throws -> (before: StoreStatistics, plan: CompactionPlan, result: CompactionReport?) {
         let space = try fileSystem ?? FileSystemSpace.of(directory: directory)
         let before = try store.statistics()
-        let plan = try CompactionPlan.make(statistics: before, options: options, fileSystem: space, now: now)
+        let plan = try CompactionPlan.make(
+            usage: store.diskUsage(measure: false), statistics: before, options: options, fileSystem: space, now: now)
         var policy = options.run
         policy.targetBytes = plan.targetBytes
         policy.unusedBefore = plan.unusedBefore

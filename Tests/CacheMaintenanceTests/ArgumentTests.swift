@@ -49,8 +49,7 @@ import TestProcess
         now: Date = Date()
     ) throws -> CompactionPlan {
         try CompactionPlan.make(
-            storedBytes: stored, recordBytes: records, indexUsedBytes: indexUsed, options: options, fileSystem: fs,
-            now: now)
+            entryBytes: stored + records, indexUsedBytes: indexUsed, options: options, fileSystem: fs, now: now)
     }
 
     @Test("max-size gives the store the low water as its du target; min-free takes the shortfall of entry bytes")
@@ -86,8 +85,7 @@ import TestProcess
         options.lowWater = .percent(90)
         options.maxSize = .percent(10)
         #expect(throws: MaintenanceError.self) {
-            try CompactionPlan.make(
-                storedBytes: 1, recordBytes: 1, indexUsedBytes: 1, options: options, fileSystem: nil, now: now)
+            try CompactionPlan.make(entryBytes: 2, indexUsedBytes: 1, options: options, fileSystem: nil, now: now)
         }
     }
 

@@ -24,6 +24,13 @@ struct EvictionPolicyTests {
         return store
     }
 
+    /// A store with no online capacity (compaction's target is the capacity) that counts hits 1 ms apart.
+    static func openWithoutCapacity(_ dir: TestDirectory) throws -> CacheStore {
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        return try CacheStore(directory: dir.cache, configuration: configuration)
+    }
+
     static func put(_ store: CacheStore, _ key: String, seed: UInt64 = 1) throws {
         try store.store(
             RecordDescriptor(key: bytes(key)), body: makeBody(size: entrySize, compressible: false, seed: seed))
@@ -151,9 +158,7 @@ struct EvictionPolicyTests {
         arguments: EvictionPolicy.allCases)
     func compactionFollowsPolicy(policy: EvictionPolicy) throws {
         let dir = TestDirectory()
-        var configuration = CacheStoreConfiguration()
-        configuration.touchInterval = .milliseconds(1)
-        let store = try CacheStore(directory: dir.cache, configuration: configuration) // no online cap
+        let store = try Self.openWithoutCapacity(dir)
         try store.setEvictionPolicy(policy)
         try Self.put(store, "hot")
         for round in 0..<3 {
@@ -173,9 +178,7 @@ struct EvictionPolicyTests {
     )
     func mainTurnsAsAClock() throws {
         let dir = TestDirectory()
-        var configuration = CacheStoreConfiguration()
-        configuration.touchInterval = .milliseconds(1)
-        let store = try CacheStore(directory: dir.cache, configuration: configuration) // no online cap
+        let store = try Self.openWithoutCapacity(dir)
         let keys = (0..<20).map { "m-\($0)" }
         for (i, key) in keys.enumerated() {
             Thread.sleep(forTimeInterval: 0.002) // one use time each: the use order is the store order
@@ -196,6 +199,38 @@ struct EvictionPolicyTests {
         let secondRound = try left()
         #expect(secondRound == [10, 12, 14, 16, 18], "the second round took the oldest: \(secondRound)")
         try Self.expectClean(store, "after two rounds")
+    }
+
+    @Test(
+        "main's hand passes over more entries of the small queue than one look reads and still takes main's entry, not the small queue's oldest"
+    )
+    func mainFoundPastManySmallEntries() throws {
+        let dir = TestDirectory()
+        let store = try Self.openWithoutCapacity(dir)
+        try store.setEvictionPolicy(.s3fifo)
+        func put(_ key: String) throws {
+            try store.store(RecordDescriptor(key: bytes(key)), body: bytes("body of \(key)"))
+        }
+        // 1,500 keys in the small queue, then three in main (places written as a ghost's return
+        // leaves them), with the queues' counters saying the small queue is empty: main's turn,
+        // its hand at the start of the use order, 1,500 small entries before main's first.
+        for i in 0..<1_500 { try put("small-\(i)") }
+        Thread.sleep(forTimeInterval: 0.002)
+        for i in 0..<3 { try put("main-\(i)") }
+        for i in 0..<3 {
+            try store.debugPutUseOrderValue(
+                for: bytes("main-\(i)"), value: [0x6D] + Self.be64(UInt64(10_000 + i)) + [0] + Self.le64(100))
+        }
+        try store.debugPutMeta(
+            key: Array("s3fifo".utf8),
+            value: Self.le64(20_000) + [UInt8](repeating: 0, count: 24) + Self.le64(0)
+                + [UInt8](repeating: 0, count: 56))
+        let total = try store.diskUsage(measure: false).entryBytes
+        let report = try store.compact(CompactionPolicy(targetBytes: total - 10))
+        #expect(report.evictedEntries == 1)
+        let mainLeft = try (0..<3).filter { try store.version(for: bytes("main-\($0)")) != nil }
+        #expect(mainLeft.count == 2, "one of main's entries went: \(mainLeft) left")
+        #expect(try store.statistics().entries == 1_502)
     }
 
     @Test("switching the policy on a populated directory keeps every entry and verify clean, both ways")

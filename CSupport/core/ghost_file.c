@@ -15,7 +15,7 @@
  *
  * Whatever another process leaves in the file is read as slots: garbage is wrong hints, a short
  * file is empty slots, a file that is not a regular file (or cannot be opened) leaves the handle
- * with an empty ghost. Nothing here fails a store.
+ * with an empty ghost until an open a second later succeeds. Nothing here fails a store.
  */
 #include "txn.h"
 #include "os.h"
@@ -29,11 +29,17 @@
 /* 2^20 slots of 8 bytes (8 MiB, sparse: blocks only where slots were written). */
 #define FILE_SLOTS (1u << 20)
 #define SLOT_BYTES 8
+/* After an open that failed, how long the ghost stays empty before the next try: what a
+ * neighbour did to the file (a directory or a symlink in its place, the descriptors used up)
+ * may be undone, and one `openat` a second costs nothing. */
+#define RETRY_MS 1000
 
 /* The handle's descriptor of the file, opened at its first use (in a write transaction); -1:
- * none, and the ghost is empty for this handle. */
+ * none now, and the ghost is empty. */
 static int ghost_fd(suc_cache *c) {
-    if (c->ghostfd != -1 || c->ghost_failed) return c->ghostfd;
+    if (c->ghostfd != -1) return c->ghostfd;
+    int64_t now = suc_os_monotonic_ms();
+    if (c->ghost_failed_ms && now - c->ghost_failed_ms < RETRY_MS) return -1;
     int fd = suc_os_openat(c->rootfd, SUC_GHOST_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0660);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
@@ -45,7 +51,7 @@ static int ghost_fd(suc_cache *c) {
         suc_adopt_owner(c->rootfd, fd);
     }
     c->ghostfd = fd;
-    c->ghost_failed = fd < 0;
+    c->ghost_failed_ms = fd >= 0 ? 0 : now > 0 ? now : 1;
     return fd;
 }
 

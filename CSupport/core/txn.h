@@ -72,7 +72,7 @@ struct suc_cache {
     uint32_t handoff_busy;   /* those carrying a store now */
     /* S3-FIFO's ghost (ghost_file.c), opened at its first use in a write transaction */
     int ghostfd;
-    int ghost_failed;        /* it could not be opened or is not a regular file: an empty ghost */
+    int64_t ghost_failed_ms; /* when it last could not be opened (or was no regular file); 0: not */
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;

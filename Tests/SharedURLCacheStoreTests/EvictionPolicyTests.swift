@@ -153,6 +153,41 @@ struct EvictionPolicyTests {
         try Self.expectClean(store, "after the ghost")
     }
 
+    /// Whether a key evicted from the small queue and stored again goes to main (the ghost
+    /// remembered it): a scan after it evicts it otherwise.
+    static func returnsToMain(_ store: CacheStore, _ key: String) throws -> Bool {
+        try put(store, key)
+        for i in 0..<30 { try put(store, "\(key)-first-\(i)", seed: UInt64(i)) }
+        #expect(try store.version(for: bytes(key)) == nil, "evicted, never hit")
+        try put(store, key)
+        for i in 0..<40 { try put(store, "\(key)-second-\(i)", seed: UInt64(100 + i)) }
+        return try store.version(for: bytes(key)) != nil
+    }
+
+    @Test(
+        "a ghost file that cannot be opened (a directory in its place) leaves the ghost empty, and the ghost works again once the file can be made"
+    )
+    func ghostFileComesBack() throws {
+        let dir = TestDirectory()
+        // The policy chosen by a handle that is closed after (choosing it empties the ghost, which
+        // opens its file): the next handle opens the file at its first eviction.
+        _ = try Self.open(dir, .s3fifo)
+        let path = dir.cache + "/ghost"
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        var configuration = CacheStoreConfiguration()
+        configuration.touchInterval = .milliseconds(1)
+        configuration.hardCapacityBytes = Self.capacity
+        let store = try CacheStore(directory: dir.cache, configuration: configuration)
+        #expect(try !Self.returnsToMain(store, "while-broken"), "no ghost while its file cannot be opened")
+        try FileManager.default.removeItem(atPath: path)
+        Thread.sleep(forTimeInterval: 1.1) // the next open is tried a second after the last that failed
+        #expect(try Self.returnsToMain(store, "after-repair"), "the ghost remembers again")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue)
+        try Self.expectClean(store, "after the ghost came back")
+    }
+
     @Test(
         "compaction over its target evicts by the policy: the scan under S3-FIFO, the entry asked for again under LRU",
         arguments: EvictionPolicy.allCases)

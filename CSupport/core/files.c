@@ -42,6 +42,19 @@ void suc_adopt_owner(int rootfd, int fd) {
     if (st.st_uid != root.st_uid || st.st_gid != root.st_gid) (void)fchown(fd, root.st_uid, root.st_gid);
 }
 
+int suc_shared_file_open(int rootfd, const char *name) {
+    int fd = suc_os_openat(rootfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0660);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        suc_os_close(fd);
+        return -1;
+    }
+    if (st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
+    suc_adopt_owner(rootfd, fd);
+    return fd;
+}
+
 /* ---- body files ---- */
 
 static const char HEX[] = "0123456789abcdef";

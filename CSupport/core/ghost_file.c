@@ -20,10 +20,7 @@
 #include "txn.h"
 #include "os.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* 2^20 slots of 8 bytes (8 MiB, sparse: blocks only where slots were written). */
@@ -40,16 +37,7 @@ static int ghost_fd(suc_cache *c) {
     if (c->ghostfd != -1) return c->ghostfd;
     int64_t now = suc_os_monotonic_ms();
     if (c->ghost_failed_ms && now - c->ghost_failed_ms < RETRY_MS) return -1;
-    int fd = suc_os_openat(c->rootfd, SUC_GHOST_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0660);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        suc_os_close(fd);
-        fd = -1;
-    }
-    if (fd >= 0) {
-        if (st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
-        suc_adopt_owner(c->rootfd, fd);
-    }
+    int fd = suc_shared_file_open(c->rootfd, SUC_GHOST_FILE);
     c->ghostfd = fd;
     c->ghost_failed_ms = fd >= 0 ? 0 : now > 0 ? now : 1;
     return fd;

@@ -104,15 +104,8 @@ static void sleep_us(long us) {
 /* Opens (creating it sized and headed if new) the handoff file; -1 leaves the handle without
  * handoff: its stores commit themselves, as before this file existed. */
 static int open_file(suc_cache *c) {
-    int fd = suc_os_openat(c->rootfd, SUC_HANDOFF_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0660);
+    int fd = suc_shared_file_open(c->rootfd, SUC_HANDOFF_FILE);
     if (fd < 0) return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        suc_os_close(fd);
-        return -1;
-    }
-    if (st.st_uid == geteuid()) (void)suc_os_fchmod(fd, 0660);
-    suc_adopt_owner(c->rootfd, fd);
     /* Whoever holds the header lock writes the header of a new file; waited for with a bound (a
      * neighbour may hold it, or a lock over the whole file, forever). */
     int64_t deadline = suc_os_monotonic_ms() + HEADER_WAIT_MS;

@@ -279,6 +279,10 @@ int suc_prepare_index_file(int rootfd, const char *name, int create, int adopt, 
 /* When root creates a file in a directory another user owns (cron as root), the file takes
  * the directory's owner and group, so the services are never locked out. */
 void suc_adopt_owner(int rootfd, int fd);
+/* Opens (creating it, 0660, the root's owner) a file of the layout that every process reads and
+ * writes in place (`handoff`, `ghost`): read-write, never through a symlink, never blocking on a
+ * FIFO; -1 when it cannot be opened or is not a regular file (what a neighbour put there). */
+int suc_shared_file_open(int rootfd, const char *name);
 
 /* mkdirat + fchmod(2770) when we created it (the umask cannot take the group's access). */
 int suc_make_dir(int dirfd, const char *name, int *out_fd, suc_error *err);

@@ -332,6 +332,8 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
         rc = apply_foreign(c, txn, ctx->foreign + before, ctx->foreign_count - before, &ctx->delta, &seq, err);
     }
+    /* Keys these moves left behind in the use order, a few at a time (time_orders.c). */
+    if (rc == SUC_OK) rc = suc_use_order_sweep(c, txn, err);
     if (rc) return rc;
     if (has_put && seq != seq0 && (rc = write_seq(c, txn, seq, err))) return rc;
     ctx->delta.hits = (int64_t)ctx->hits;

@@ -124,4 +124,16 @@ int suc_debug_fill_read_pool(suc_cache *c, uint32_t count) {
     return rc;
 }
 
-
+int suc_debug_use_order_keys(suc_cache *c, uint64_t *out_keys, uint64_t *out_records) {
+    MDB_txn *txn;
+    int rc = suc_rtxn_begin(c, &txn, NULL);
+    if (rc) return rc;
+    MDB_stat keys, records;
+    int mrc = mdb_stat(txn, suc_time_order_dbi(c, SUC_ORDER_USE), &keys);
+    if (!mrc) mrc = mdb_stat(txn, c->dbi_main, &records);
+    suc_rtxn_end(c, txn);
+    if (mrc) return suc_fail_mdb(NULL, "mdb_stat", mrc);
+    *out_keys = keys.ms_entries;
+    *out_records = records.ms_entries;
+    return SUC_OK;
+}

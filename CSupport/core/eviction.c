@@ -18,12 +18,11 @@ int suc_evict_next(suc_cache *c, MDB_txn *txn, int s3fifo, uint64_t capacity, ui
         int mrc = suc_use_order_oldest(c, txn, t);
         if (mrc == MDB_NOTFOUND) return SUC_ENOTFOUND;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
-        MDB_val k = {SUC_IKEY_LEN, t + 8}, v;
-        if (mdb_get(txn, c->dbi_main, &k, &v) == 0) {
+        if (suc_use_order_key_live(c, txn, t)) {
             memcpy(out_ikey, t + 8, SUC_IKEY_LEN);
             return SUC_OK;
         }
-        int rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err); /* its record is gone */
+        int rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err); /* its record is gone, or moved on */
         if (rc) return rc;
     }
 }

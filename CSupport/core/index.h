@@ -139,7 +139,16 @@ int suc_use_order_rekey(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_
 /* Sets it (putting the key at the entry's time when it has none). */
 int suc_use_order_value_put(suc_cache *c, MDB_txn *txn, const suc_record *r, const uint8_t ikey[SUC_IKEY_LEN],
                             const void *value, size_t len, suc_error *err);
-/* The least recently used key (time ‖ ikey): 0, MDB_NOTFOUND when empty, or an LMDB error. */
+/* Whether a use-order key is its entry's own place, not a stray (a key a move left behind, or one
+ * whose record is gone): 1 or 0. A record that does not decode counts as there (its key's
+ * walker purges it). */
+int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN]);
+/* Drops the keys moves left behind among the next few from where this handle's last sweep
+ * stopped, when they are more than half as many as the entries (time_orders.c). In a write
+ * transaction, under the write lock. */
+int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* The least recently used key (time ‖ ikey): 0, MDB_NOTFOUND when empty, or an LMDB error. It may
+ * be a stray: see suc_use_order_key_live. */
 int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);
 /* Drops a key whose record is gone. */
 int suc_time_order_drop_stray(suc_cache *c, MDB_txn *txn, suc_time_order which, const uint8_t key[SUC_TKEY_LEN],

@@ -385,6 +385,12 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         int mrc = suc_use_order_oldest(c, txn, t);
         if (mrc == MDB_NOTFOUND) break;
         if (mrc) return suc_fail_mdb(err, "mdb_cursor_get(by_use)", mrc);
+        if (!suc_use_order_key_live(c, txn, t)) { /* left behind by a move, or its record is gone */
+            int drc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err);
+            if (drc) return drc;
+            ctx->strays++;
+            continue;
+        }
         int expired = p->unused_before_ms && suc_tkey_time(t) < p->unused_before_ms;
         if (!expired && !over(total, ctx->target) && !over(entry_bytes, ctx->entry_target)) break;
         if (!expired && s3fifo) {
@@ -433,7 +439,8 @@ static void walk_use_order(suc_cache *c, MDB_txn *txn, use_order_fn fn, void *ct
         if (k.mv_size != SUC_TKEY_LEN) continue;
         MDB_val mv;
         suc_record r;
-        int found = suc_index_record_get(c, txn, (const uint8_t *)k.mv_data + 8, &r, &mv) == 0;
+        int found = suc_use_order_key_live(c, txn, k.mv_data) &&
+                    suc_index_record_get(c, txn, (const uint8_t *)k.mv_data + 8, &r, &mv) == 0;
         if (fn(ctx, k.mv_data, found ? &r : NULL, found ? mv.mv_size : 0)) break;
     }
     mdb_cursor_close(cur);

@@ -73,6 +73,7 @@ static size_t pick_victims(suc_cache *c, uint64_t want, uint8_t *ikeys, uint8_t 
             const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
             MDB_val mv;
             suc_record r;
+            if (!suc_use_order_key_live(c, txn, k.mv_data)) continue; /* a stray: not this entry's age */
             if (suc_index_record_get(c, txn, ikey, &r, &mv)) continue;
             if (r.flags & SUC_REC_INLINE) continue; /* frees no block by itself */
             memcpy(ikeys + n * SUC_IKEY_LEN, ikey, SUC_IKEY_LEN);

@@ -16,6 +16,18 @@
  * order from the date, which finds every entry stored since it because an entry's use time in
  * that order is never before its stored time: max(last use, stored time), so a stored time in
  * the future (a caller's, an import's, a skewed clock's) holds its place until it is passed.
+
+ *
+ * Keys left behind: in a directory of format 2 under least recently used, an entry that moves in
+ * the use order (stored again, or used) does not delete its old key. Deleting it wrote and synced
+ * that key's leaf and the branch above it, about a fifth of a store's pages, for a key with no
+ * value to carry under this policy; left, it is a stray (its record gone or at another time).
+ * Every walk of the order tells a stray from the entry's own key (suc_use_order_key_live) and
+ * drops it when it meets it, and while the keys outnumber the entries by half, each commit sweeps
+ * the next few keys from where its handle's last sweep stopped (suc_use_order_sweep), so below
+ * the capacity, where no eviction walks the order, it holds at most 1.5 times the entries (plus
+ * a slack). S3-FIFO keeps each entry's place in the key's value, so a move under it still takes
+ * the key along.
  */
 #include "index.h"
 
@@ -113,12 +125,18 @@ static int order_key_del(const time_order *o, suc_cache *c, MDB_txn *txn, const 
     return key_del(c, txn, o->dbi(c), o->former_time(c, r), ikey, "mdb_del(time order)", err);
 }
 
+/* Whether a move in the use order leaves the old key behind (above). */
+static int leaves_keys_behind(const time_order *o, suc_cache *c, MDB_txn *txn) {
+    return o == &use_order && suc_directory_format(c) >= 2 && !suc_s3fifo_chosen(c, txn);
+}
+
 /* An order the directory does not keep (format 2's stored-time order) is left alone. A replaced
- * entry's key moves to its new time with its value. */
+ * entry's key moves to its new time with its value, or is left behind. */
 static int order_put(const time_order *o, suc_cache *c, MDB_txn *txn, suc_change *ch, suc_error *err) {
     if (!o->kept(c)) return SUC_OK;
     carried_value carry = {.val = {0, NULL}};
-    int rc = ch->old ? order_key_del(o, c, txn, ch->old, ch->ikey, &carry, err) : SUC_OK;
+    int moves = ch->old && !leaves_keys_behind(o, c, txn);
+    int rc = moves ? order_key_del(o, c, txn, ch->old, ch->ikey, &carry, err) : SUC_OK;
     return rc ? rc
               : key_put(c, txn, o->dbi(c), o->time(c, ch->new_rec), ch->ikey, &carry.val, "mdb_put(time order)", err);
 }
@@ -135,19 +153,76 @@ typedef struct stray_ctx {
     size_t n;
 } stray_ctx;
 
+/* What a time key names: its entry at that time (or at the time an earlier format gave it), an
+ * entry since moved (a stray), no record (a stray), a record that does not decode, or another
+ * release's record (whose time keys are its own business). */
+typedef enum key_state { KEY_CURRENT, KEY_FORMER, KEY_MOVED, KEY_GONE, KEY_DAMAGED, KEY_FOREIGN } key_state;
+static key_state key_state_of(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o) {
+    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)key + 8}, mv;
+    suc_record r;
+    if (mdb_get(txn, c->dbi_main, &mk, &mv)) return KEY_GONE;
+    int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
+    if (drc == SUC_EVERSION) return KEY_FOREIGN;
+    if (drc != SUC_OK) return KEY_DAMAGED;
+    int64_t t = suc_tkey_time(key);
+    if (o->time(c, &r) == t) return KEY_CURRENT;
+    return o->former_time && o->former_time(c, &r) == t ? KEY_FORMER : KEY_MOVED;
+}
+
 /* Every key of an order the directory does not keep is a stray (another release's, or damage);
  * while an upgrade is unfinished, so is none at an entry's former time (the upgrade moves it). */
 static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o,
                     int upgrading) {
     if (!o->kept(c)) return 1;
-    MDB_val mk = {SUC_IKEY_LEN, (uint8_t *)key + 8}, mv;
-    suc_record r;
-    if (mdb_get(txn, c->dbi_main, &mk, &mv)) return 1;
-    int drc = suc_record_decode(mv.mv_data, mv.mv_size, &r);
-    if (drc == SUC_EVERSION) return 0; /* another release's record: its time keys are its own business */
-    if (drc != SUC_OK) return 1;
-    int64_t t = suc_tkey_time(key);
-    return o->time(c, &r) != t && !(upgrading && o->former_time && o->former_time(c, &r) == t);
+    switch (key_state_of(c, txn, key, o)) {
+    case KEY_CURRENT:
+    case KEY_FOREIGN: return 0;
+    case KEY_FORMER: return !upgrading;
+    default: return 1;
+    }
+}
+
+/* A key a move left behind (an empty value, no entry of its own), not damage: verify does not
+ * count it, and the sweep and the walks drop it. */
+static int left_behind(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const MDB_val *value,
+                       const time_order *o) {
+    if (o != &use_order || value->mv_size) return 0;
+    key_state s = key_state_of(c, txn, key, o);
+    return s == KEY_GONE || s == KEY_MOVED;
+}
+
+int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN]) {
+    key_state s = key_state_of(c, txn, key, &use_order);
+    return s != KEY_GONE && s != KEY_MOVED;
+}
+
+/* The sweep looks at this many keys a commit, about a leaf and a half of the use order. */
+#define SWEEP_LOOK 64
+/* Keys left behind are swept only while more than half the entries, plus this many. */
+#define SWEEP_SLACK 256
+
+int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    MDB_stat keys, entries;
+    if (mdb_stat(txn, c->dbi_by_use, &keys) || mdb_stat(txn, c->dbi_main, &entries)) return SUC_OK;
+    if (keys.ms_entries <= entries.ms_entries + entries.ms_entries / 2 + SWEEP_SLACK) return SUC_OK;
+    MDB_cursor *cur;
+    int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
+    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_use)", mrc);
+    MDB_val k = {SUC_TKEY_LEN, c->use_sweep_from}, v;
+    mrc = mdb_cursor_get(cur, &k, &v, c->use_sweep_resumes ? MDB_SET_RANGE : MDB_FIRST);
+    for (int looked = 0; mrc == 0 && looked < SWEEP_LOOK; looked++) {
+        if (k.mv_size == SUC_TKEY_LEN) {
+            memcpy(c->use_sweep_from, k.mv_data, SUC_TKEY_LEN);
+            /* Only keys without a value: one with a value is S3-FIFO's place, its walks' business. */
+            if (left_behind(c, txn, c->use_sweep_from, &v, &use_order) &&
+                (mrc = suc_txn_cursor_del(c, txn, c->dbi_by_use, cur)))
+                break;
+        }
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    c->use_sweep_resumes = mrc != MDB_NOTFOUND; /* at the end: from the oldest next time */
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_del(by_use)", mrc) : SUC_OK;
 }
 
 /* Drops the keys that are still stray inside the write (the entry may have been stored again
@@ -174,7 +249,8 @@ static int upgrade_unfinished(suc_cache *c) {
 }
 
 /* Every key must name a record with that very time; strays are counted (and dropped with fix),
- * one batch of keys per read transaction. */
+ * one batch of keys per read transaction. Keys moves left behind are dropped by fix but not
+ * counted: a stray whose record is gone and has no value is one of them or damage alike. */
 static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_error *err) {
     int upgrading = upgrade_unfinished(c);
     if (!o->kept(c) && upgrading) return SUC_OK; /* the upgrade drops these keys itself */
@@ -184,7 +260,7 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
     if (!bad) return suc_fail(err, SUC_ENOMEM, "malloc", ENOMEM, 0, "out of memory");
     int rc = SUC_OK;
     for (;;) {
-        size_t nbad = 0, seen = 0;
+        size_t nbad = 0, ndamage = 0, seen = 0;
         MDB_txn *txn;
         if ((rc = suc_rtxn_begin(c, &txn, err))) break;
         MDB_cursor *cur;
@@ -198,12 +274,14 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
                 if (k.mv_size != SUC_TKEY_LEN) continue;
                 memcpy(last, k.mv_data, SUC_TKEY_LEN);
                 have_last = 1;
-                if (is_stray(c, txn, k.mv_data, o, upgrading)) memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
+                if (!is_stray(c, txn, k.mv_data, o, upgrading)) continue;
+                ndamage += !left_behind(c, txn, k.mv_data, &v, o);
+                memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
             }
             mdb_cursor_close(cur);
         }
         suc_rtxn_end(c, txn);
-        chk->report->stray_index_keys += nbad;
+        chk->report->stray_index_keys += ndamage; /* keys left behind are not damage; fix drops them all the same */
         if (chk->fix && nbad) {
             chk->report->repaired += nbad;
             stray_ctx ctx = {o, upgrading, bad, nbad};
@@ -240,7 +318,7 @@ static int use_touch(suc_cache *c, MDB_txn *txn, const uint8_t ikey[SUC_IKEY_LEN
         return former == from ? SUC_OK : key_del(c, txn, c->dbi_by_use, former, ikey, "mdb_del(by_use)", err);
     }
     carried_value carry = {.val = {0, NULL}};
-    int rc = order_key_del(&use_order, c, txn, r, ikey, &carry, err);
+    int rc = leaves_keys_behind(&use_order, c, txn) ? SUC_OK : order_key_del(&use_order, c, txn, r, ikey, &carry, err);
     return rc ? rc : key_put(c, txn, c->dbi_by_use, to, ikey, &carry.val, "mdb_put(by_use)", err);
 }
 static int use_check(suc_cache *c, suc_check *chk, suc_error *err) { return order_check(&use_order, c, chk, err); }

@@ -73,6 +73,10 @@ struct suc_cache {
     /* S3-FIFO's ghost (ghost_file.c), opened at its first use in a write transaction */
     int ghostfd;
     int64_t ghost_failed_ms; /* when it last could not be opened (or was no regular file); 0: not */
+    /* where this handle's next sweep of the use order's keys left behind starts (time_orders.c);
+     * only in write transactions, so under the write lock */
+    uint8_t use_sweep_from[SUC_TKEY_LEN];
+    int use_sweep_resumes; /* 0: from the oldest */
 
     MDB_env *env;
     MDB_dbi dbi_main, dbi_by_time, dbi_by_use, dbi_meta;

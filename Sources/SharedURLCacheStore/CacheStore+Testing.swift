@@ -89,6 +89,17 @@ extension CacheStore {
         try debugPutRaw(key: key, variant: variant, bytes: value, with: suc_debug_put_raw_use_value)
     }
 
+    /// Testing hook: how many keys the use order holds (the entries' own, and those left behind
+    /// by moves until they are swept) and how many records the index holds, in one snapshot.
+    /// The corresponding C function is `suc_debug_use_order_keys`.
+    @_spi(Testing) public func debugUseOrderKeys() throws(CacheError) -> (keys: Int, records: Int) {
+        var keys: UInt64 = 0
+        var records: UInt64 = 0
+        let rc = withHandle { suc_debug_use_order_keys($0, &keys, &records) }
+        guard rc == SUC_OK else { throw CacheError(core: rc, suc_error()) }
+        return (Int(keys), Int(records))
+    }
+
     /// Testing hook: the index key of (key, variant), to write keys as an earlier build did.
     /// The corresponding C function is `suc_debug_index_key`.
     @_spi(Testing) public static func debugIndexKey(for key: [UInt8], variant: [UInt8] = []) -> [UInt8] {

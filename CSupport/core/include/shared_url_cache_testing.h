@@ -85,6 +85,10 @@ int suc_debug_hold_write_lock(suc_cache *cache, uint32_t millis);
  * transactions a process keeps after that many concurrent lookups. */
 int suc_debug_fill_read_pool(suc_cache *cache, uint32_t count);
 
+/* How many keys the use order holds (the entries' own and those moves left behind) and how many
+ * records the main table holds, in one read snapshot. */
+int suc_debug_use_order_keys(suc_cache *cache, uint64_t *out_keys, uint64_t *out_records);
+
 #ifdef __cplusplus
 }
 #endif

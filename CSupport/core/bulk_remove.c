@@ -176,6 +176,9 @@ static int bulk_remove(suc_cache *c, int since, int64_t since_ms, uint64_t *out_
         suc_op_release(&ctx.op);
         if (rc || ctx.seen == 0) break;
     }
+    /* Everything removed walked the main table: the use-order keys its entries had moved from
+     * are still there, which the next evictions would otherwise walk through in one commit. */
+    if (rc == SUC_OK && !since) rc = suc_use_order_drain(c, err);
     if (out_removed) *out_removed = total;
     return rc;
 }

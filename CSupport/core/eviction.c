@@ -7,13 +7,17 @@
 
 #include <string.h>
 
+#define EVICT_STRAYS_MAX 16384
+
 int suc_evict_next(suc_cache *c, MDB_txn *txn, int s3fifo, uint64_t capacity, uint8_t out_ikey[SUC_IKEY_LEN],
                    suc_error *err) {
     if (s3fifo) {
         int rc = suc_s3fifo_victim(c, txn, capacity, out_ikey, err);
         if (rc != SUC_ENOTFOUND) return rc;
     }
-    for (;;) {
+    /* Strays (keys left behind by moves, keys of removed entries) are dropped as they come, at
+     * most this many for one victim: a store waits for them under the write lock. */
+    for (uint32_t dropped = 0; dropped < EVICT_STRAYS_MAX; dropped++) {
         uint8_t t[SUC_TKEY_LEN];
         int mrc = suc_use_order_oldest(c, txn, t);
         if (mrc == MDB_NOTFOUND) return SUC_ENOTFOUND;
@@ -25,6 +29,7 @@ int suc_evict_next(suc_cache *c, MDB_txn *txn, int s3fifo, uint64_t capacity, ui
         int rc = suc_time_order_drop_stray(c, txn, SUC_ORDER_USE, t, err); /* its record is gone, or moved on */
         if (rc) return rc;
     }
+    return SUC_ENOTFOUND; /* the next store goes on from here */
 }
 
 /* Evicts entries inside `txn` until what the entries take on disk (record bytes + block-rounded

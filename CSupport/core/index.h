@@ -147,6 +147,9 @@ int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKE
  * stopped, when they are more than half as many as the entries (time_orders.c). In a write
  * transaction, under the write lock. */
 int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err);
+/* Drops every key left behind, in write transactions of its own (after a removal of everything,
+ * which leaves the keys its entries moved from). */
+int suc_use_order_drain(suc_cache *c, suc_error *err);
 /* The least recently used key (time ‖ ikey): 0, MDB_NOTFOUND when empty, or an LMDB error. It may
  * be a stray: see suc_use_order_key_live. */
 int suc_use_order_oldest(suc_cache *c, MDB_txn *txn, uint8_t out[SUC_TKEY_LEN]);

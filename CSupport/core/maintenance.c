@@ -377,7 +377,7 @@ static int evict_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     int64_t began = suc_os_monotonic_ms();
     for (uint32_t n = 0; n < batch;) {
         /* Every store of every process waits while this transaction holds the write lock. */
-        if (n > 0 && suc_os_monotonic_ms() - began >= EVICT_BATCH_MS) {
+        if ((n > 0 || ctx->strays > 0) && suc_os_monotonic_ms() - began >= EVICT_BATCH_MS) {
             ctx->done = 0;
             break;
         }

@@ -745,7 +745,8 @@ static int queues_rebuild(suc_cache *c, MDB_txn *txn, suc_error *err) {
         const uint8_t *ikey = (const uint8_t *)k.mv_data + 8;
         MDB_val mv;
         suc_record r;
-        if (suc_index_record_get(c, txn, ikey, &r, &mv)) continue;
+        /* A key least recently used left behind: its entry is placed at its own key. */
+        if (!suc_use_order_key_live(c, txn, k.mv_data) || suc_index_record_get(c, txn, ikey, &r, &mv)) continue;
         entry_state e = {.bytes = entry_bytes(&r, mv.mv_size)};
         /* The place is written into this table's keys under the cursor (LMDB moves the cursor
          * along with a page split); the key's bytes are copied before. */

@@ -196,33 +196,70 @@ int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKE
     return s != KEY_GONE && s != KEY_MOVED;
 }
 
-/* The sweep looks at this many keys a commit, about a leaf and a half of the use order. */
+/* A sweep looks at this many keys a commit, about a leaf and a half of the use order, and three
+ * more for each key over the bound, so that a commit which moved many entries (a batch of hits
+ * written with the next store: up to SUC_TOUCH_MAX) drops about as many as it left. */
 #define SWEEP_LOOK 64
+#define SWEEP_LOOK_MAX 16384
 /* Keys left behind are swept only while more than half the entries, plus this many. */
 #define SWEEP_SLACK 256
 
-int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err) {
-    MDB_stat keys, entries;
-    if (mdb_stat(txn, c->dbi_by_use, &keys) || mdb_stat(txn, c->dbi_main, &entries)) return SUC_OK;
-    if (keys.ms_entries <= entries.ms_entries + entries.ms_entries / 2 + SWEEP_SLACK) return SUC_OK;
+/* Drops the keys left behind among at most `look` keys from `from` (the oldest unless `resume`),
+ * leaving in `from` the last key looked at: 0, MDB_NOTFOUND at the end of the order, or an LMDB
+ * error. Only keys without a value: one with a value is S3-FIFO's place, its walks' business. */
+static int sweep(suc_cache *c, MDB_txn *txn, uint8_t from[SUC_TKEY_LEN], int resume, uint32_t look) {
     MDB_cursor *cur;
     int mrc = mdb_cursor_open(txn, c->dbi_by_use, &cur);
-    if (mrc) return suc_fail_mdb(err, "mdb_cursor_open(by_use)", mrc);
-    MDB_val k = {SUC_TKEY_LEN, c->use_sweep_from}, v;
-    mrc = mdb_cursor_get(cur, &k, &v, c->use_sweep_resumes ? MDB_SET_RANGE : MDB_FIRST);
-    for (int looked = 0; mrc == 0 && looked < SWEEP_LOOK; looked++) {
+    if (mrc) return mrc;
+    MDB_val k = {SUC_TKEY_LEN, from}, v;
+    mrc = mdb_cursor_get(cur, &k, &v, resume ? MDB_SET_RANGE : MDB_FIRST);
+    for (uint32_t looked = 0; mrc == 0 && looked < look; looked++) {
         if (k.mv_size == SUC_TKEY_LEN) {
-            memcpy(c->use_sweep_from, k.mv_data, SUC_TKEY_LEN);
-            /* Only keys without a value: one with a value is S3-FIFO's place, its walks' business. */
-            if (left_behind(c, txn, c->use_sweep_from, &v, &use_order) &&
-                (mrc = suc_txn_cursor_del(c, txn, c->dbi_by_use, cur)))
+            memcpy(from, k.mv_data, SUC_TKEY_LEN); /* before the delete, which moves the page */
+            if (left_behind(c, txn, from, &v, &use_order) && (mrc = suc_txn_cursor_del(c, txn, c->dbi_by_use, cur)))
                 break;
         }
         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     mdb_cursor_close(cur);
-    c->use_sweep_resumes = mrc != MDB_NOTFOUND; /* at the end: from the oldest next time */
-    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "mdb_cursor_del(by_use)", mrc) : SUC_OK;
+    return mrc;
+}
+
+int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err) {
+    MDB_stat keys, entries;
+    if (mdb_stat(txn, c->dbi_by_use, &keys) || mdb_stat(txn, c->dbi_main, &entries)) return SUC_OK;
+    size_t bound = entries.ms_entries + entries.ms_entries / 2 + SWEEP_SLACK;
+    if (keys.ms_entries <= bound) return SUC_OK;
+    size_t over = keys.ms_entries - bound;
+    uint32_t look = over < (SWEEP_LOOK_MAX - SWEEP_LOOK) / 3 ? SWEEP_LOOK + 3 * (uint32_t)over : SWEEP_LOOK_MAX;
+    int mrc = sweep(c, txn, c->use_sweep_from, c->use_sweep_resumes, look);
+    c->use_sweep_resumes = mrc == 0; /* at the end: from the oldest next time */
+    return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "sweep(by_use)", mrc) : SUC_OK;
+}
+
+/* The whole order swept, a write transaction per DRAIN_LOOK keys. */
+#define DRAIN_LOOK 4096
+typedef struct drain_ctx {
+    uint8_t from[SUC_TKEY_LEN];
+    int resume, done;
+} drain_ctx;
+
+static int drain_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
+    drain_ctx *d = vctx;
+    int mrc = sweep(c, txn, d->from, d->resume, DRAIN_LOOK);
+    if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "sweep(by_use)", mrc);
+    d->done = mrc == MDB_NOTFOUND;
+    return SUC_OK;
+}
+
+int suc_use_order_drain(suc_cache *c, suc_error *err) {
+    drain_ctx d = {.resume = 0, .done = 0};
+    while (!d.done) {
+        int rc = suc_write_txn_ex(c, drain_apply, NULL, &d, 1, err);
+        if (rc) return rc;
+        d.resume = 1;
+    }
+    return SUC_OK;
 }
 
 /* Drops the keys that are still stray inside the write (the entry may have been stored again

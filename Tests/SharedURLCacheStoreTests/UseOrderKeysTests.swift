@@ -37,11 +37,26 @@ struct UseOrderKeysTests {
         #expect(mostLeftBehind <= entries / 2 + 256 + 64, "left behind at most \(mostLeftBehind)")
         try EvictionPolicyTests.expectClean(store, "with keys left behind")
         for i in 0..<entries { #expect(try store.version(for: bytes("k-\(i)")) != nil, "k-\(i)") }
+        // Commits that each move every entry (all of them hit, then one store writes the hits):
+        // each leaves 200 keys behind, which its own sweep must take back.
+        for round in 0..<12 {
+            Thread.sleep(forTimeInterval: 0.002) // past the touch interval
+            for i in 0..<entries { _ = try store.record(for: bytes("k-\(i)")) }
+            try Self.put(store, "k-\(round)", seed: UInt64(10_000 + round))
+            let (keys, records) = try store.debugUseOrderKeys()
+            mostLeftBehind = max(mostLeftBehind, keys - records)
+        }
+        #expect(mostLeftBehind <= entries / 2 + 256 + 64, "after batches of hits: at most \(mostLeftBehind)")
         // S3-FIFO places every entry once, whatever keys were left behind; and back.
         try store.setEvictionPolicy(.s3fifo)
         try EvictionPolicyTests.expectClean(store, "S3-FIFO chosen")
         try store.setEvictionPolicy(.lru)
         try EvictionPolicyTests.expectClean(store, "least recently used again")
+        // Removing everything takes the keys left behind as well.
+        for round in 0..<300 { try Self.put(store, "k-\(round % entries)", seed: UInt64(round)) }
+        #expect(try store.debugUseOrderKeys().keys > entries, "keys left behind before the removal")
+        _ = try store.removeAll()
+        #expect(try store.debugUseOrderKeys() == (keys: 0, records: 0))
     }
 
     @Test("an entry stored again or hit outlives every entry used before it, at the capacity and in compaction")

@@ -45,7 +45,8 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     public var orphanBytes: Int
     /// Temp files of abandoned stores, removed (past the grace period).
     public var tempFiles: Int
-    /// Time-index keys without their record, removed.
+    /// Time-index keys that are not their entry's own, removed as the walk met them: keys a move
+    /// left behind under least recently used (routine, not damage) and keys whose record is gone.
     public var strayIndexKeys: Int
     /// Write transactions committed (live writers waited at most one each).
     public var transactions: Int
@@ -96,7 +97,8 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var orphanFiles: Int
     /// Temp files (may be stores in flight: not damage).
     public var tempFiles: Int
-    /// Time-index keys without their record.
+    /// Time-index keys without their record, or with a value that names no entry's place (damage;
+    /// keys a move left behind under least recently used are not counted, and `fix` drops them).
     public var strayIndexKeys: Int
     /// Problems `fix` repaired.
     public var repaired: Int

@@ -193,6 +193,9 @@ static int left_behind(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LE
 
 int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN]) {
     key_state s = key_state_of(c, txn, key, &use_order);
+    /* A key at the entry's former time is its own only while an upgrade has yet to move it (as
+     * verify judges it); otherwise a move left it there. Rare: the marker is read only then. */
+    if (s == KEY_FORMER) return suc_format_upgrade_unfinished(c, txn);
     return s != KEY_GONE && s != KEY_MOVED;
 }
 

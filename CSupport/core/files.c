@@ -46,7 +46,7 @@ int suc_shared_file_open(int rootfd, const char *name) {
     int fd = suc_os_openat(rootfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0660);
     if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (suc_os_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         suc_os_close(fd);
         return -1;
     }

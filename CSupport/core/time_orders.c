@@ -169,12 +169,10 @@ static key_state key_state_of(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_
     return o->former_time && o->former_time(c, &r) == t ? KEY_FORMER : KEY_MOVED;
 }
 
-/* Every key of an order the directory does not keep is a stray (another release's, or damage);
- * while an upgrade is unfinished, so is none at an entry's former time (the upgrade moves it). */
-static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o,
-                    int upgrading) {
-    if (!o->kept(c)) return 1;
-    switch (key_state_of(c, txn, key, o)) {
+/* Whether a key in state `s` of an order the directory keeps is a stray; while an upgrade is
+ * unfinished, one at an entry's former time is not (the upgrade moves it). */
+static int stray_in_state(key_state s, int upgrading) {
+    switch (s) {
     case KEY_CURRENT:
     case KEY_FOREIGN: return 0;
     case KEY_FORMER: return !upgrading;
@@ -182,13 +180,16 @@ static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN],
     }
 }
 
+/* Every key of an order the directory does not keep is a stray (another release's, or damage). */
+static int is_stray(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const time_order *o,
+                    int upgrading) {
+    return !o->kept(c) || stray_in_state(key_state_of(c, txn, key, o), upgrading);
+}
+
 /* A key a move left behind (an empty value, no entry of its own), not damage: verify does not
  * count it, and the sweep and the walks drop it. */
-static int left_behind(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN], const MDB_val *value,
-                       const time_order *o) {
-    if (o != &use_order || value->mv_size) return 0;
-    key_state s = key_state_of(c, txn, key, o);
-    return s == KEY_GONE || s == KEY_MOVED;
+static int left_behind_in_state(const time_order *o, key_state s, const MDB_val *value) {
+    return o == &use_order && !value->mv_size && (s == KEY_GONE || s == KEY_MOVED);
 }
 
 int suc_use_order_key_live(suc_cache *c, MDB_txn *txn, const uint8_t key[SUC_TKEY_LEN]) {
@@ -219,8 +220,8 @@ static int sweep(suc_cache *c, MDB_txn *txn, uint8_t from[SUC_TKEY_LEN], int res
     for (uint32_t looked = 0; mrc == 0 && looked < look; looked++) {
         if (k.mv_size == SUC_TKEY_LEN) {
             memcpy(from, k.mv_data, SUC_TKEY_LEN); /* before the delete, which moves the page */
-            if (left_behind(c, txn, from, &v, &use_order) && (mrc = suc_txn_cursor_del(c, txn, c->dbi_by_use, cur)))
-                break;
+            int behind = !v.mv_size && left_behind_in_state(&use_order, key_state_of(c, txn, from, &use_order), &v);
+            if (behind && (mrc = suc_txn_cursor_del(c, txn, c->dbi_by_use, cur))) break;
         }
         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
@@ -314,8 +315,10 @@ static int order_check(const time_order *o, suc_cache *c, suc_check *chk, suc_er
                 if (k.mv_size != SUC_TKEY_LEN) continue;
                 memcpy(last, k.mv_data, SUC_TKEY_LEN);
                 have_last = 1;
-                if (!is_stray(c, txn, k.mv_data, o, upgrading)) continue;
-                ndamage += !left_behind(c, txn, k.mv_data, &v, o);
+                /* One look at the record per key: whether a stray, and whether one left behind. */
+                key_state s = o->kept(c) ? key_state_of(c, txn, k.mv_data, o) : KEY_GONE;
+                if (o->kept(c) && !stray_in_state(s, upgrading)) continue;
+                ndamage += !left_behind_in_state(o, s, &v);
                 memcpy(bad[nbad++], k.mv_data, SUC_TKEY_LEN);
             }
             mdb_cursor_close(cur);

@@ -21,7 +21,7 @@ import sys
 LAYERS = [
     ("os", ["os.c", "error.c"]),
     ("format", ["record.c", "body_header.c", "index_key.c"]),
-    ("txn", ["files.c", "txn.c", "journal.c", "generation_file.c", "unsynced.c", "ghost_file.c"]),
+    ("txn", ["files.c", "txn.c", "journal.c", "generation_file.c", "unsynced.c", "ghost_file.c", "pace.c"]),
     ("index", ["index.c", "secondaries.c", "time_orders.c", "key_order.c", "tags.c", "partitions.c", "purge.c", "s3fifo.c"]),
     ("operations", ["body.c", "body_reader.c", "lookup.c", "writer.c", "refresh.c", "commit.c", "handoff.c", "eviction.c",
                     "bulk_remove.c", "lease.c", "quota.c", "generation.c", "earlier_releases.c", "usage.c", "space.c", "debug_hooks.c"]),

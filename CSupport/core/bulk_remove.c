@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bulk removals run in transactions of at most this many entries, so concurrent writers wait
- * briefly and the freelist stays small (docs/Reliability.md §4.3 rule 4). */
+/* Bulk removals run in transactions of at most this many entries, fewer when that holds the
+ * write lock too long (pace.c), so concurrent writers wait briefly and the freelist stays small
+ * (docs/Reliability.md §4.3 rule 4). */
 #define BULK_BATCH 1000
-/* A walk that checks stored times looks at most this many keys a transaction (it skips the
- * entries stored before the date). */
-#define BULK_LOOK (4 * BULK_BATCH)
+/* A walk that checks stored times looks at most this many keys per entry a transaction may
+ * remove (it skips the entries stored before the date). */
+#define BULK_LOOK_PER_ENTRY 4
 
 /* What a transaction walks. Remove-all: the main table. Remove-since, chosen again by every
  * transaction, since an upgrade can change the directory's format between two of them: the
@@ -34,6 +35,7 @@ typedef struct bulk_ctx {
     int have_after;
     suc_op op;        /* collects removed count and dead ids of the current transaction */
     size_t seen;      /* keys looked at in this transaction */
+    uint32_t batch;   /* entries this transaction removes at most (pace.c) */
 } bulk_ctx;
 
 static void bulk_reset(void *vctx) {
@@ -117,7 +119,8 @@ static int bulk_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
         return suc_fail_mdb(err, "mdb_cursor_open", mrc);
     }
     MDB_val k, v;
-    for (mrc = walk_start(ctx, cur, &k, &v); mrc == 0 && n < BULK_BATCH && nstray < BULK_BATCH && ctx->seen < BULK_LOOK;
+    for (mrc = walk_start(ctx, cur, &k, &v);
+         mrc == 0 && n < ctx->batch && nstray < ctx->batch && ctx->seen < BULK_LOOK_PER_ENTRY * (size_t)ctx->batch;
          mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != klen) continue;
         ctx->seen++;
@@ -160,6 +163,7 @@ static int bulk_remove(suc_cache *c, int since, int64_t since_ms, uint64_t *out_
     bulk_ctx ctx = {0};
     ctx.since = since;
     ctx.since_ms = since_ms;
+    ctx.batch = suc_pace_first(BULK_BATCH);
     for (;;) {
         memset(&ctx.op, 0, sizeof ctx.op);
         ctx.seen = 0;
@@ -172,9 +176,11 @@ static int bulk_remove(suc_cache *c, int since, int64_t since_ms, uint64_t *out_
                 ctx.after_walk = ctx.walk;
                 ctx.have_after = 1;
             }
+            ctx.batch = suc_pace_resize(ctx.batch, BULK_BATCH);
         }
         suc_op_release(&ctx.op);
         if (rc || ctx.seen == 0) break;
+        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
     }
     /* Everything removed walked the main table: the use-order keys its entries had moved from
      * are still there, which the next evictions would otherwise walk through in one commit. */

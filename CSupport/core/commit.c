@@ -400,20 +400,15 @@ static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
  * Group commit (leader/follower): the first writer to find no batch in progress takes every
  * queued operation and commits them in one transaction; the others wait for it. With N writer
  * threads, one fsync serves up to N stores. Queued last-use updates ride along for free.
+ * Ops first..last (linked by next) are queued as one piece, so the leader that takes one of them
+ * takes them all: they share one transaction.
  */
-int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
-    int rc = suc_cache_check_fork(c, err);
-    if (rc) return rc;
-    op->next = NULL;
-    op->done = 0;
-    /* A store waits for the write lock queued where another process's commit can take it. */
-    if (op->kind == SUC_OP_PUT && !op->handoff) op->handoff = suc_handoff_reserve(c);
-    suc_handoff_enqueue(c, op);
+static void queue_and_wait(suc_cache *c, suc_op *first, suc_op *last) {
     pthread_mutex_lock(&c->commit_mu);
-    if (c->queue_tail) c->queue_tail->next = op;
-    else c->queue_head = op;
-    c->queue_tail = op;
-    while (!op->done) {
+    if (c->queue_tail) c->queue_tail->next = first;
+    else c->queue_head = first;
+    c->queue_tail = last;
+    while (!last->done) {
         if (c->leader_active) {
             pthread_cond_wait(&c->commit_cv, &c->commit_mu);
             continue;
@@ -448,6 +443,17 @@ int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
         pthread_cond_broadcast(&c->commit_cv);
     }
     pthread_mutex_unlock(&c->commit_mu);
+}
+
+int suc_index_submit(suc_cache *c, suc_op *op, suc_error *err) {
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    op->next = NULL;
+    op->done = 0;
+    /* A store waits for the write lock queued where another process's commit can take it. */
+    if (op->kind == SUC_OP_PUT && !op->handoff) op->handoff = suc_handoff_reserve(c);
+    suc_handoff_enqueue(c, op);
+    queue_and_wait(c, op, op);
     if (op->rc && err) *err = op->err;
     return op->rc;
 }
@@ -466,6 +472,16 @@ void suc_index_purge_if(suc_cache *c, const uint8_t ikey[SUC_IKEY_LEN], uint64_t
 
 /* ---- removals ----------------------------------------------------------------------- */
 
+/* Fills `op` for one operation on (key, variant), or with variant == NULL on every variant. */
+static void key_op_fill(suc_op *op, suc_op_kind kind, const void *key, size_t key_len, const void *variant,
+                        size_t variant_len) {
+    op->kind = kind;
+    op->key = key;
+    op->key_len = key_len;
+    op->variant_all = variant == NULL;
+    suc_ikey_make(key, key_len, variant, variant_len, op->ikey);
+}
+
 /* One operation on (key, variant), or with variant == NULL on every variant of key, through the
  * group commit; `out_count` gets how many entries it removed (or marked). */
 static int key_op(suc_cache *c, suc_op_kind kind, const char *name, const void *key, size_t key_len,
@@ -474,11 +490,7 @@ static int key_op(suc_cache *c, suc_op_kind kind, const char *name, const void *
     if (rc) return rc;
     if (!key || !key_len || (variant_len && !variant)) return suc_fail(err, SUC_EINVAL, name, 0, 0, "a key is required");
     suc_op op = {0};
-    op.kind = kind;
-    op.key = key;
-    op.key_len = key_len;
-    op.variant_all = variant == NULL;
-    suc_ikey_make(key, key_len, variant, variant_len, op.ikey);
+    key_op_fill(&op, kind, key, key_len, variant, variant_len);
     rc = suc_index_submit(c, &op, err);
     if (rc == SUC_OK) {
         suc_body_unlink_ids(c, op.dead_ids, op.dead_count); /* delete order: commit, then unlink */
@@ -498,3 +510,59 @@ int suc_invalidate(suc_cache *c, const void *key, size_t key_len, const void *va
     return key_op(c, SUC_OP_INVALIDATE, "suc_invalidate", key, key_len, variant, variant_len, out_marked, err);
 }
 
+/* Operations of one call to the *_many functions that share a write transaction, at most; fewer
+ * when that holds the write lock too long (pace.c). */
+#define KEY_OPS_PER_COMMIT 1000
+
+/* The operation on each of `count` keys, in paced commits of up to KEY_OPS_PER_COMMIT: a purge
+ * that walks the records and removes what matches costs one fdatasync per commit, not one per
+ * entry, and a store of any process waits for one commit at most. */
+static int key_ops_many(suc_cache *c, suc_op_kind kind, const char *name, const suc_key_ref *refs, size_t count,
+                        uint64_t *out_count, suc_error *err) {
+    if (out_count) *out_count = 0;
+    int rc = suc_cache_check_fork(c, err);
+    if (rc) return rc;
+    if (count && !refs) return suc_fail(err, SUC_EINVAL, name, 0, 0, "no keys given");
+    /* All checked before any is applied: a bad key in the list changes nothing. */
+    for (size_t i = 0; i < count; i++)
+        if (!refs[i].key || !refs[i].key_len || (refs[i].variant_len && !refs[i].variant))
+            return suc_fail(err, SUC_EINVAL, name, 0, 0, "a key is required (the list's entry %zu has none)", i);
+    size_t most = count < KEY_OPS_PER_COMMIT ? count : KEY_OPS_PER_COMMIT;
+    suc_op *ops = most ? calloc(most, sizeof *ops) : NULL;
+    if (most && !ops) return suc_fail(err, SUC_ENOMEM, name, ENOMEM, 0, "out of memory");
+    uint32_t per = suc_pace_first(KEY_OPS_PER_COMMIT);
+    for (size_t from = 0, n; from < count && rc == SUC_OK; from += n) {
+        if (from) {
+            per = suc_pace_resize(per, KEY_OPS_PER_COMMIT);
+            suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
+        }
+        n = count - from < per ? count - from : per;
+        memset(ops, 0, n * sizeof *ops);
+        for (size_t i = 0; i < n; i++) {
+            const suc_key_ref *r = &refs[from + i];
+            key_op_fill(&ops[i], kind, r->key, r->key_len, r->variant, r->variant_len);
+            ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
+        }
+        queue_and_wait(c, &ops[0], &ops[n - 1]);
+        for (size_t i = 0; i < n; i++) {
+            if (ops[i].rc == SUC_OK) {
+                suc_body_unlink_ids(c, ops[i].dead_ids, ops[i].dead_count); /* commit, then unlink */
+                if (out_count) *out_count += ops[i].removed;
+            } else if (rc == SUC_OK) {
+                rc = ops[i].rc;
+                if (err) *err = ops[i].err;
+            }
+            suc_op_release(&ops[i]);
+        }
+    }
+    free(ops);
+    return rc;
+}
+
+int suc_remove_many(suc_cache *c, const suc_key_ref *refs, size_t count, uint64_t *out_removed, suc_error *err) {
+    return key_ops_many(c, SUC_OP_REMOVE, "suc_remove_many", refs, count, out_removed, err);
+}
+
+int suc_invalidate_many(suc_cache *c, const suc_key_ref *refs, size_t count, uint64_t *out_marked, suc_error *err) {
+    return key_ops_many(c, SUC_OP_INVALIDATE, "suc_invalidate_many", refs, count, out_marked, err);
+}

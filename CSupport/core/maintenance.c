@@ -21,11 +21,8 @@
 #include <unistd.h>
 
 /* A batch of evictions ends after this long, or at its count; its size adapts so that, commit
- * included, it holds the write lock about EVICT_LOCK_TARGET_MS: the longest a store waits. */
+ * included, it holds the write lock about SUC_PACE_TARGET_MS: the longest a store waits (pace.c). */
 #define EVICT_BATCH_MS 8
-#define EVICT_LOCK_TARGET_MS 20
-#define EVICT_FIRST_BATCH 64
-#define EVICT_YIELD_US 500
 #define DEFAULT_BATCH 500
 
 /* ---- walking the main table in batches ---------------------------------------------- */
@@ -546,7 +543,7 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
     /* The first batch small: its pages are not yet in memory, and nothing is known yet of how
      * long a commit takes here. It grows while batches stay well under the target. */
     uint32_t most = proto->p->batch ? proto->p->batch : DEFAULT_BATCH;
-    if (!proto->batch) proto->batch = most < EVICT_FIRST_BATCH ? most : EVICT_FIRST_BATCH;
+    if (!proto->batch) proto->batch = suc_pace_first(most);
     proto->carrying = suc_handoff_open(c);
     for (;;) {
         evict_ctx ctx = *proto;
@@ -569,10 +566,8 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
             if (ctx.p->progress) ctx.p->progress(ctx.p->progress_ctx, out->evicted_entries, out->evicted_bytes);
         }
         suc_op_release(&ctx.op);
-        /* A store waiting for the write lock takes it now: released and taken straight back,
-         * a mutex mostly goes to the thread that just released it, and stores would wait for
-         * batch after batch. */
-        if (rc == SUC_OK && !ctx.done) usleep(EVICT_YIELD_US);
+        /* A store waiting for the write lock takes it now. */
+        if (rc == SUC_OK && !ctx.done) suc_pace_yield();
         /* On a full file system even a removal needs room: LMDB writes a copy of every page it
          * changes before the old ones are free. The store path's relief (space.c) unlinks
          * bodies first; when the batch still does not fit, smaller batches change fewer pages. */
@@ -588,14 +583,9 @@ static int evict_batches(suc_cache *c, evict_ctx *proto, suc_compact_report *out
             proto->carrying = 0;
             continue;
         }
-        /* Most of a batch's hold is its commit (pages written, fdatasync), which grows with the
-         * batch and the index: fewer entries when it held the lock past the target, more again
-         * (up to the configured batch) when well under it. */
-        uint64_t held = suc_last_write_lock_ms();
-        if (rc == SUC_OK && held > EVICT_LOCK_TARGET_MS && batch > 16)
-            proto->batch = (uint32_t)((uint64_t)batch * EVICT_LOCK_TARGET_MS / held) + 1;
-        else if (rc == SUC_OK && held < EVICT_LOCK_TARGET_MS / 2 && batch < most)
-            proto->batch = batch + batch / 4 + 1 < most ? batch + batch / 4 + 1 : most;
+        /* Fewer entries when the batch held the lock past the target, more again (up to the
+         * configured batch) when well under it. */
+        if (rc == SUC_OK) proto->batch = suc_pace_resize(batch, most);
         if (rc || ctx.done) return rc;
     }
 }

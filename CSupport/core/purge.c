@@ -3,7 +3,8 @@
  * prefix (key_order.c) run, so batching, resuming and soft purge have one home.
  *
  * A purge reads the postings under a prefix of the `meta` table in write transactions of at
- * most PURGE_BATCH postings (services storing meanwhile wait briefly), asks the posting's owner
+ * most PURGE_BATCH postings, fewer when that holds the write lock too long (pace.c: services
+ * storing meanwhile wait briefly, and take the lock between two), asks the posting's owner
  * which entries it names, and removes them (or marks them stale). A posting whose entries are
  * gone is dropped: it was left by an earlier release, which removes entries without postings.
  */
@@ -24,6 +25,7 @@ typedef struct purge_ctx {
     suc_op op;              /* removed count and dead body ids of this batch only */
     suc_purge_report batch; /* this batch's counts, added on commit */
     size_t seen;
+    uint32_t per_txn; /* postings a transaction takes at most (pace.c) */
 } purge_ctx;
 
 /* Empties the batch's results: before every batch, and before a retried transaction starts
@@ -37,7 +39,7 @@ static void purge_reset(void *vctx) {
     ctx->seen = 0;
 }
 
-/* Copies up to PURGE_BATCH postings after the resume point into slots of SUC_POSTING_MAX. */
+/* Copies up to ctx->per_txn postings after the resume point into slots of SUC_POSTING_MAX. */
 static int collect_postings(suc_cache *c, MDB_txn *txn, purge_ctx *ctx, uint8_t *slots, size_t *lens, size_t *out_n,
                             suc_error *err) {
     const suc_posting_purge *spec = ctx->spec;
@@ -48,7 +50,7 @@ static int collect_postings(suc_cache *c, MDB_txn *txn, purge_ctx *ctx, uint8_t 
                                 : (MDB_val){spec->prefix_len, (void *)spec->prefix},
             v;
     size_t n = 0;
-    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && n < PURGE_BATCH;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && n < ctx->per_txn;
          mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < spec->prefix_len || memcmp(k.mv_data, spec->prefix, spec->prefix_len) != 0) break;
         if (k.mv_size > SUC_POSTING_MAX) continue;
@@ -97,8 +99,8 @@ static int apply_posting(suc_cache *c, MDB_txn *txn, purge_ctx *ctx, const uint8
 
 static int purge_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     purge_ctx *ctx = vctx;
-    uint8_t *slots = malloc((size_t)PURGE_BATCH * SUC_POSTING_MAX);
-    size_t *lens = malloc(PURGE_BATCH * sizeof *lens);
+    uint8_t *slots = malloc((size_t)ctx->per_txn * SUC_POSTING_MAX);
+    size_t *lens = malloc(ctx->per_txn * sizeof *lens);
     suc_ikey_list targets = {0};
     int rc = SUC_OK;
     if (!slots || !lens) rc = suc_fail(err, SUC_ENOMEM, "malloc(purge)", ENOMEM, 0, "out of memory");
@@ -140,6 +142,7 @@ int suc_purge_postings(suc_cache *c, const suc_posting_purge *spec, suc_purge_re
     if (!ctx) return suc_fail(err, SUC_ENOMEM, "malloc(purge)", ENOMEM, 0, "out of memory");
     ctx->spec = spec;
     ctx->now_s = (uint32_t)(suc_os_now_ms() / 1000);
+    ctx->per_txn = suc_pace_first(PURGE_BATCH);
     suc_purge_report total = {0};
     int rc;
     for (;;) {
@@ -151,9 +154,11 @@ int suc_purge_postings(suc_cache *c, const suc_posting_purge *spec, suc_purge_re
         total.invalidated += ctx->batch.invalidated;
         total.records_read += ctx->batch.records_read;
         total.stale_postings += ctx->batch.stale_postings;
-        if (ctx->seen < PURGE_BATCH) break;
+        if (ctx->seen < ctx->per_txn) break; /* fewer than it could take: none left */
         memcpy(ctx->resume, ctx->last, ctx->last_len); /* only now: a retried transaction starts over */
         ctx->resume_len = ctx->last_len;
+        ctx->per_txn = suc_pace_resize(ctx->per_txn, PURGE_BATCH);
+        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
     }
     suc_op_release(&ctx->op);
     free(ctx);

@@ -241,27 +241,31 @@ int suc_use_order_sweep(suc_cache *c, MDB_txn *txn, suc_error *err) {
     return mrc && mrc != MDB_NOTFOUND ? suc_fail_mdb(err, "sweep(by_use)", mrc) : SUC_OK;
 }
 
-/* The whole order swept, a write transaction per DRAIN_LOOK keys. */
+/* The whole order swept, in write transactions of at most DRAIN_LOOK keys, fewer when that holds
+ * the write lock too long (pace.c). */
 #define DRAIN_LOOK 4096
 typedef struct drain_ctx {
     uint8_t from[SUC_TKEY_LEN];
     int resume, done;
+    uint32_t look;
 } drain_ctx;
 
 static int drain_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     drain_ctx *d = vctx;
-    int mrc = sweep(c, txn, d->from, d->resume, DRAIN_LOOK);
+    int mrc = sweep(c, txn, d->from, d->resume, d->look);
     if (mrc && mrc != MDB_NOTFOUND) return suc_fail_mdb(err, "sweep(by_use)", mrc);
     d->done = mrc == MDB_NOTFOUND;
     return SUC_OK;
 }
 
 int suc_use_order_drain(suc_cache *c, suc_error *err) {
-    drain_ctx d = {.resume = 0, .done = 0};
+    drain_ctx d = {.resume = 0, .done = 0, .look = suc_pace_first(DRAIN_LOOK)};
     while (!d.done) {
         int rc = suc_write_txn_ex(c, drain_apply, NULL, &d, 1, err);
         if (rc) return rc;
         d.resume = 1;
+        d.look = suc_pace_resize(d.look, DRAIN_LOOK);
+        if (!d.done) suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
     }
     return SUC_OK;
 }

@@ -310,6 +310,18 @@ int suc_write_txn_ex(suc_cache *c, suc_write_fn fn, suc_reset_fn reset, void *ct
  * made every store of every process wait at most (compaction reports its longest). */
 uint64_t suc_last_write_lock_ms(void);
 
+/* ---- bulk work in paced write transactions (pace.c) ---- */
+
+/* About how long one bulk transaction holds the write lock, in ms. */
+#define SUC_PACE_TARGET_MS 20
+/* The first bulk transaction's size (at most `most` items). */
+uint32_t suc_pace_first(uint32_t most);
+/* The next one's, after a committed transaction of `batch` items that this thread ran: smaller
+ * when it held the lock past SUC_PACE_TARGET_MS, larger (up to `most`) when well under it. */
+uint32_t suc_pace_resize(uint32_t batch, uint32_t most);
+/* Between two bulk transactions: a waiting writer of any process takes the lock now. */
+void suc_pace_yield(void);
+
 int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
 static inline int suc_directory_format(const suc_cache *c) {
     return atomic_load_explicit(&c->directory_format, memory_order_relaxed);

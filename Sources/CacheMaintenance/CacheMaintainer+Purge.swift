@@ -139,7 +139,7 @@ extension CacheMaintainer {
                 report.matchedEntries = stats.entries
                 report.matchedBytes = stats.storedBytes
             } else {
-                try walk(selection, into: &report, perEntry: nil)
+                try walk(selection, into: &report, perBatch: nil)
             }
             report.method = selection.all ? "all" : "store-time-index"
             guard !dryRun else { return report }
@@ -153,11 +153,11 @@ extension CacheMaintainer {
         let store = store
         let touched = try walk(
             selection, into: &report,
-            perEntry: dryRun
+            perBatch: dryRun
                 ? nil
                 : selection.soft
-                    ? { (key, variant) throws(CacheError) in try store.invalidate(key: key, variant: variant) }
-                    : { (key, variant) throws(CacheError) in try store.remove(key: key, variant: variant) })
+                    ? { (batch) throws(CacheError) in try store.invalidate(batch) }
+                    : { (batch) throws(CacheError) in try store.remove(batch) })
         if selection.soft {
             report.invalidatedEntries = touched
         } else {
@@ -166,25 +166,26 @@ extension CacheMaintainer {
         return report
     }
 
-    /// Matches a walk hands on at a time: the core's purges remove as many per write transaction.
+    /// Matches a walk hands on at a time, removed (or marked) in one commit of the store.
     static let purgeBatch = 1000
 
     /// Walks the records in read transactions of ``purgeBatch``, counting the matches into
-    /// `report`, and hands each match (key, variant) to `perEntry` between those transactions,
-    /// a batch at a time: a walk over N matches holds at most one batch of them, never N.
-    /// - Returns: the sum of what `perEntry` returned (the entries it removed or marked).
+    /// `report`, and hands the matches (key, variant) to `perBatch` between those transactions,
+    /// a batch at a time: a walk over N matches holds at most one batch of them, never N, and
+    /// commits once per batch, not once per entry.
+    /// - Returns: the sum of what `perBatch` returned (the entries it removed or marked).
     @discardableResult
     private func walk(
         _ selection: PurgeSelection, into report: inout PurgeReport,
-        perEntry: (([UInt8], [UInt8]) throws(CacheError) -> Int)?
+        perBatch: (([CacheStore.KeyReference]) throws(CacheError) -> Int)?
     ) throws -> Int {
-        var pending: [(key: [UInt8], variant: [UInt8])] = []
+        var pending: [CacheStore.KeyReference] = []
         var failure: CacheError?
         var touched = 0
         func flush() {
-            guard let perEntry else { return }
+            guard let perBatch, !pending.isEmpty else { return }
             do {
-                for entry in pending { touched += try perEntry(entry.key, entry.variant) }
+                touched += try perBatch(pending)
             } catch {
                 failure = error
             }
@@ -196,8 +197,8 @@ extension CacheMaintainer {
             guard selection.matches(record) else { return true }
             matchedEntries += 1
             matchedBytes += record.footprintSize
-            guard perEntry != nil else { return true }
-            pending.append((record.key, record.variant))
+            guard perBatch != nil else { return true }
+            pending.append(CacheStore.KeyReference(key: record.key, variant: record.variant))
             if pending.count >= Self.purgeBatch { flush() }
             return failure == nil
         }

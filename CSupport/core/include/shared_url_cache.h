@@ -478,6 +478,25 @@ int suc_list_variants(suc_cache *cache, const void *key, size_t key_len, suc_var
 int suc_remove(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                size_t variant_len, uint64_t *out_removed, suc_error *err);
 
+/* One key, or one variant of it, for suc_remove_many and suc_invalidate_many: variant == NULL
+ * names every variant of key, as in suc_remove. */
+typedef struct suc_key_ref {
+    const void *key;
+    size_t key_len;
+    const void *variant;
+    size_t variant_len;
+} suc_key_ref;
+
+/* Removes each of `count` keys (or variants) as suc_remove does, many in one write transaction:
+ * one commit and one fdatasync for up to 1000 removals, where a call of suc_remove each costs a
+ * commit each. The transactions are sized to hold the write lock about 20 ms, with a pause between
+ * two, so a store of another process waits for one of them at most. Every key is checked before
+ * any is removed (SUC_EINVAL for a missing key or a NULL variant with a length: nothing removed).
+ * `out_removed` (may be NULL) gets the count; after an environment error it counts what the
+ * transactions committed before it removed, which stay removed. */
+int suc_remove_many(suc_cache *cache, const suc_key_ref *refs, size_t count, uint64_t *out_removed,
+                    suc_error *err);
+
 /* Removes every entry stored at or after `since_ms`, through the store-time index (no scan), in
  * write transactions of at most 1000 entries. Returns SUC_OK, or an environment error; entries
  * removed by the transactions committed before a failure stay removed (`out_removed` counts
@@ -576,6 +595,11 @@ int suc_directory_upgrade(suc_cache *cache, suc_upgrade_report *out, suc_error *
  * variant with a length; or an environment error. */
 int suc_invalidate(suc_cache *cache, const void *key, size_t key_len, const void *variant,
                    size_t variant_len, uint64_t *out_marked, suc_error *err);
+
+/* suc_invalidate for each of `count` keys (or variants), in write transactions as
+ * suc_remove_many's; checked and counted as suc_remove_many. */
+int suc_invalidate_many(suc_cache *cache, const suc_key_ref *refs, size_t count, uint64_t *out_marked,
+                        suc_error *err);
 
 /* ---- Request leases (lease.c; docs/Design.md "Collapsing across processes") ------------- */
 

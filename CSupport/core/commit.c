@@ -423,6 +423,7 @@ static void queue_and_wait(suc_cache *c, suc_op *first, suc_op *last) {
         /* Every store of the batch may go in the commit another process is running: then there is
          * nothing to take the write lock for (the last uses and usage counts wait for the next). */
         int brc = suc_handoff_wait_carried(c, ctx.ops) ? SUC_OK : commit_batch(c, &ctx, &berr);
+        uint64_t held = suc_last_write_lock_ms(); /* this thread's: it ran the transaction */
 
         suc_handoff_finish(c, ctx.foreign, ctx.foreign_count, brc == SUC_OK);
         free(ctx.foreign);
@@ -437,6 +438,7 @@ static void queue_and_wait(suc_cache *c, suc_op *first, suc_op *last) {
             /* op_rc: refused alone, the batch committed (or another process's did) */
             o->rc = brc && !o->settled ? brc : o->op_rc;
             if (brc && !o->settled) o->err = berr;
+            o->held_ms = held;
             o->done = 1;
         }
         c->leader_active = 0;
@@ -530,12 +532,12 @@ static int key_ops_many(suc_cache *c, suc_op_kind kind, const char *name, const 
     size_t most = count < KEY_OPS_PER_COMMIT ? count : KEY_OPS_PER_COMMIT;
     suc_op *ops = most ? calloc(most, sizeof *ops) : NULL;
     if (most && !ops) return suc_fail(err, SUC_ENOMEM, name, ENOMEM, 0, "out of memory");
-    uint32_t per = suc_pace_first(KEY_OPS_PER_COMMIT);
+    /* Where the handle's last such call left the pace: a purge hands its matches on a thousand at
+     * a time, and each call starting small again would cost it many more commits. */
+    uint32_t per = atomic_load_explicit(&c->many_keys_pace, memory_order_relaxed);
+    if (!per || per > KEY_OPS_PER_COMMIT) per = suc_pace_first(KEY_OPS_PER_COMMIT);
     for (size_t from = 0, n; from < count && rc == SUC_OK; from += n) {
-        if (from) {
-            per = suc_pace_resize(per, KEY_OPS_PER_COMMIT);
-            suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
-        }
+        if (from) suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
         n = count - from < per ? count - from : per;
         memset(ops, 0, n * sizeof *ops);
         for (size_t i = 0; i < n; i++) {
@@ -544,6 +546,11 @@ static int key_ops_many(suc_cache *c, suc_op_kind kind, const char *name, const 
             ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
         }
         queue_and_wait(c, &ops[0], &ops[n - 1]);
+        /* Sized by the hold its leader measured: another thread of the process may have run it. */
+        if (ops[n - 1].rc == SUC_OK && n == per) {
+            per = suc_pace_resize_held(per, KEY_OPS_PER_COMMIT, ops[n - 1].held_ms);
+            atomic_store_explicit(&c->many_keys_pace, per, memory_order_relaxed);
+        }
         for (size_t i = 0; i < n; i++) {
             if (ops[i].rc == SUC_OK) {
                 suc_body_unlink_ids(c, ops[i].dead_ids, ops[i].dead_count); /* commit, then unlink */

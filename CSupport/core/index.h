@@ -57,6 +57,7 @@ typedef struct suc_op {
     /* queue */
     struct suc_op *next;
     int done;
+    uint64_t held_ms; /* how long the commit that took it held the write lock (its leader's measure) */
     suc_error err;
 } suc_op;
 

@@ -26,7 +26,10 @@
 uint32_t suc_pace_first(uint32_t most) { return most < PACE_FIRST ? most : PACE_FIRST; }
 
 uint32_t suc_pace_resize(uint32_t batch, uint32_t most) {
-    uint64_t held = suc_last_write_lock_ms();
+    return suc_pace_resize_held(batch, most, suc_last_write_lock_ms());
+}
+
+uint32_t suc_pace_resize_held(uint32_t batch, uint32_t most, uint64_t held) {
     if (held > SUC_PACE_TARGET_MS && batch > PACE_LEAST) {
         uint64_t fewer = (uint64_t)batch * SUC_PACE_TARGET_MS / held + 1;
         return fewer > PACE_LEAST ? (uint32_t)fewer : PACE_LEAST;

@@ -6,7 +6,9 @@
  * reads it in the same lookup that keeps the counters, at no extra cost per store. Setting one
  * first marks the quota (from that commit on every put, removal and touch keeps the partition's
  * last-use order), then walks the entries in write transactions of PART_BATCH to put the
- * partition's existing entries into that order, then evicts down to the quota.
+ * partition's existing entries into that order, then evicts down to the quota, in transactions
+ * paced by their hold of the write lock (pace.c). Between two transactions of any of these walks a
+ * waiting store of any process takes the lock.
  */
 #include "operations.h"
 #include "os.h"
@@ -170,10 +172,11 @@ static int enforce_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err)
 /* Evicts in batches until the partition is under its quota, or its last-use order is empty. */
 static int enforce_one(suc_cache *c, const uint8_t pkey[SUC_PART_KEY_LEN], uint32_t batch, uint64_t *evicted,
                        uint64_t *transactions, suc_error *err) {
+    uint32_t most = batch ? batch : PART_BATCH, per = suc_pace_first(most);
     for (;;) {
         enforce_ctx ctx = {0};
         memcpy(ctx.pkey, pkey, SUC_PART_KEY_LEN);
-        ctx.batch = batch ? batch : PART_BATCH;
+        ctx.batch = per;
         int rc = suc_write_txn_ex(c, enforce_apply, enforce_reset, &ctx, 1, err);
         if (rc == SUC_OK) {
             suc_body_unlink_ids(c, ctx.op.dead_ids, ctx.op.dead_count); /* delete order: commit, then unlink */
@@ -182,6 +185,8 @@ static int enforce_one(suc_cache *c, const uint8_t pkey[SUC_PART_KEY_LEN], uint3
         }
         suc_op_release(&ctx.op);
         if (rc || ctx.evicted < ctx.batch) return rc;
+        per = suc_pace_resize(per, most);
+        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
     }
 }
 
@@ -211,8 +216,12 @@ int suc_partition_set_quota(suc_cache *c, const void *partition, size_t partitio
         unindex_ctx u = {{0}, 0};
         memcpy(u.prefix, mark.pkey, SUC_PART_KEY_LEN);
         u.prefix[1] = 'U';
-        do rc = suc_write_txn_ex(c, unindex_apply, NULL, &u, 1, err), report.transactions++;
-        while (!rc && u.seen == PART_BATCH);
+        for (;;) {
+            rc = suc_write_txn_ex(c, unindex_apply, NULL, &u, 1, err);
+            report.transactions++;
+            if (rc || u.seen < PART_BATCH) break;
+            suc_pace_yield();
+        }
     } else {
         index_ctx ix = {0};
         memcpy(ix.pkey, mark.pkey, SUC_PART_KEY_LEN);
@@ -225,6 +234,7 @@ int suc_partition_set_quota(suc_cache *c, const void *partition, size_t partitio
             if (ix.seen < PART_BATCH) break;
             memcpy(ix.after, ix.last, SUC_IKEY_LEN); /* only now: a retried transaction starts over */
             ix.have_after = 1;
+            suc_pace_yield();
         }
         if (!rc) rc = enforce_one(c, mark.pkey, PART_BATCH, &report.evicted_entries, &report.transactions, err);
     }

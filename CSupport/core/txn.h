@@ -76,6 +76,9 @@ struct suc_cache {
     /* where this handle's next sweep of the use order's keys left behind starts (time_orders.c);
      * only in write transactions, so under the write lock */
     uint8_t use_sweep_from[SUC_TKEY_LEN];
+    /* how many keys the last transaction of a removal of many keys took (commit.c): the next
+     * call goes on from there instead of starting small again */
+    _Atomic uint32_t many_keys_pace;
     int use_sweep_resumes; /* 0: from the oldest */
 
     MDB_env *env;
@@ -319,6 +322,8 @@ uint32_t suc_pace_first(uint32_t most);
 /* The next one's, after a committed transaction of `batch` items that this thread ran: smaller
  * when it held the lock past SUC_PACE_TARGET_MS, larger (up to `most`) when well under it. */
 uint32_t suc_pace_resize(uint32_t batch, uint32_t most);
+/* The same from a hold measured elsewhere (by the thread that ran the transaction). */
+uint32_t suc_pace_resize_held(uint32_t batch, uint32_t most, uint64_t held);
 /* Between two bulk transactions: a waiting writer of any process takes the lock now. */
 void suc_pace_yield(void);
 

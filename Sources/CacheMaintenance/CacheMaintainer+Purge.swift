@@ -172,7 +172,7 @@ extension CacheMaintainer {
     /// Walks the records in read transactions of ``purgeBatch``, counting the matches into
     /// `report`, and hands the matches (key, variant) to `perBatch` between those transactions,
     /// a batch at a time: a walk over N matches holds at most one batch of them, never N, and
-    /// commits once per batch, not once per entry.
+    /// removes many in each commit (``CacheStore/remove(_:)``), not one entry per commit.
     /// - Returns: the sum of what `perBatch` returned (the entries it removed or marked).
     @discardableResult
     private func walk(

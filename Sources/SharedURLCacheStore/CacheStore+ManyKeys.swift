@@ -8,16 +8,18 @@ extension CacheStore {
         /// One variant of `key`; `nil` names every variant, as in ``remove(key:variant:)``.
         public var variant: [UInt8]?
 
+        /// A reference to `variant` of `key`, or to every variant of it when `variant` is `nil`.
         public init(key: [UInt8], variant: [UInt8]? = nil) {
             self.key = key
             self.variant = variant
         }
     }
 
-    /// Removes every key (or variant) of `references`, many in one commit: up to a thousand
-    /// removals cost one `fdatasync`, where ``remove(key:variant:)`` costs one each. The commits
-    /// are sized to hold the write lock about 20 ms, with a pause between two, so a store of
-    /// another process waits for one of them at most. Every key is checked before any is
+    /// Removes every key (or variant) of `references`, many in one commit (up to a thousand, and
+    /// one `fdatasync` for them all, where ``remove(key:variant:)`` costs a commit each). The
+    /// commits are sized to hold the write lock about 20 ms, with a pause between two, so a store
+    /// of another process waits for one of them at most; the handle keeps the size from one call
+    /// to the next. Every key is checked before any is
     /// removed: an empty key throws `.invalidInput` and removes nothing.
     /// - Returns: how many entries were removed.
     /// The corresponding C function is `suc_remove_many`.

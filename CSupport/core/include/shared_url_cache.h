@@ -487,10 +487,11 @@ typedef struct suc_key_ref {
     size_t variant_len;
 } suc_key_ref;
 
-/* Removes each of `count` keys (or variants) as suc_remove does, many in one write transaction:
- * one commit and one fdatasync for up to 1000 removals, where a call of suc_remove each costs a
- * commit each. The transactions are sized to hold the write lock about 20 ms, with a pause between
- * two, so a store of another process waits for one of them at most. Every key is checked before
+/* Removes each of `count` keys (or variants) as suc_remove does, many in one write transaction
+ * (up to 1000, with one commit and one fdatasync for them all, where a call of suc_remove each
+ * costs a commit each). The transactions are sized to hold the write lock about 20 ms, with a
+ * pause between two, so a store of another process waits for one of them at most; the handle keeps
+ * the size from one call to the next. Every key is checked before
  * any is removed (SUC_EINVAL for a missing key or a NULL variant with a length: nothing removed).
  * `out_removed` (may be NULL) gets the count; after an environment error it counts what the
  * transactions committed before it removed, which stay removed. */

@@ -176,11 +176,10 @@ static int bulk_remove(suc_cache *c, int since, int64_t since_ms, uint64_t *out_
                 ctx.after_walk = ctx.walk;
                 ctx.have_after = 1;
             }
-            ctx.batch = suc_pace_resize(ctx.batch, BULK_BATCH);
         }
         suc_op_release(&ctx.op);
         if (rc || ctx.seen == 0) break;
-        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
+        ctx.batch = suc_pace_next(ctx.batch, BULK_BATCH); /* a waiting store of any process goes first */
     }
     /* Everything removed walked the main table: the use-order keys its entries had moved from
      * are still there, which the next evictions would otherwise walk through in one commit. */

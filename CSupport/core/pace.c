@@ -39,3 +39,8 @@ uint32_t suc_pace_resize_held(uint32_t batch, uint32_t most, uint64_t held) {
 }
 
 void suc_pace_yield(void) { usleep(PACE_YIELD_US); }
+
+uint32_t suc_pace_next(uint32_t batch, uint32_t most) {
+    suc_pace_yield();
+    return suc_pace_resize(batch, most);
+}

@@ -157,8 +157,7 @@ int suc_purge_postings(suc_cache *c, const suc_posting_purge *spec, suc_purge_re
         if (ctx->seen < ctx->per_txn) break; /* fewer than it could take: none left */
         memcpy(ctx->resume, ctx->last, ctx->last_len); /* only now: a retried transaction starts over */
         ctx->resume_len = ctx->last_len;
-        ctx->per_txn = suc_pace_resize(ctx->per_txn, PURGE_BATCH);
-        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
+        ctx->per_txn = suc_pace_next(ctx->per_txn, PURGE_BATCH); /* a waiting store of any process goes first */
     }
     suc_op_release(&ctx->op);
     free(ctx);

@@ -185,8 +185,7 @@ static int enforce_one(suc_cache *c, const uint8_t pkey[SUC_PART_KEY_LEN], uint3
         }
         suc_op_release(&ctx.op);
         if (rc || ctx.evicted < ctx.batch) return rc;
-        per = suc_pace_resize(per, most);
-        suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
+        per = suc_pace_next(per, most); /* a waiting store of any process goes first */
     }
 }
 

@@ -264,8 +264,7 @@ int suc_use_order_drain(suc_cache *c, suc_error *err) {
         int rc = suc_write_txn_ex(c, drain_apply, NULL, &d, 1, err);
         if (rc) return rc;
         d.resume = 1;
-        d.look = suc_pace_resize(d.look, DRAIN_LOOK);
-        if (!d.done) suc_pace_yield(); /* a store of any process waiting for the write lock takes it now */
+        if (!d.done) d.look = suc_pace_next(d.look, DRAIN_LOOK); /* a waiting store of any process goes first */
     }
     return SUC_OK;
 }

@@ -326,6 +326,9 @@ uint32_t suc_pace_resize(uint32_t batch, uint32_t most);
 uint32_t suc_pace_resize_held(uint32_t batch, uint32_t most, uint64_t held);
 /* Between two bulk transactions: a waiting writer of any process takes the lock now. */
 void suc_pace_yield(void);
+/* Between two bulk transactions, the last of which this thread committed: the pause, then the
+ * next one's size (suc_pace_yield, then suc_pace_resize). */
+uint32_t suc_pace_next(uint32_t batch, uint32_t most);
 
 int suc_meta_get(suc_cache *c, MDB_txn *txn, const char *name, uint64_t *out);
 static inline int suc_directory_format(const suc_cache *c) {

@@ -21,6 +21,7 @@ typedef struct batch_ctx {
     size_t touch_count;
     suc_counters delta;
     uint64_t hits, misses; /* usage counts this batch carries to the index */
+    int removals_alone;    /* the removals of a batch refused at the index's cap, again (below) */
 } batch_ctx;
 
 /* Removes every variant of op->key except the ikeys in `keep` (count `nkeep`). */
@@ -301,7 +302,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     /* Other processes' queued stores ride in this commit (they are all PUTs). */
     if (!ctx->foreign && !(ctx->foreign = calloc(SUC_HANDOFF_SLOTS, sizeof *ctx->foreign)))
         return suc_fail(err, SUC_ENOMEM, "calloc(handoff)", ENOMEM, 0, "out of memory");
-    suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
+    if (!ctx->removals_alone) suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
     for (suc_op *op = ctx->ops; op; op = op->next) {
         if (op->settled) continue;
         work = 1;
@@ -327,7 +328,7 @@ static int batch_apply(suc_cache *c, MDB_txn *txn, void *vctx, suc_error *err) {
     if (rc == SUC_OK) rc = apply_foreign(c, txn, ctx->foreign, ctx->foreign_count, &ctx->delta, &seq, err);
     /* And the stores queued while this batch applied: claimed again at the last moment, since
      * every microsecond before the commit is one more in which another process's store can ride. */
-    if (rc == SUC_OK && has_put) {
+    if (rc == SUC_OK && has_put && !ctx->removals_alone) {
         size_t before = ctx->foreign_count;
         suc_handoff_claim(c, txn, ctx->foreign, &ctx->foreign_count);
         rc = apply_foreign(c, txn, ctx->foreign + before, ctx->foreign_count - before, &ctx->delta, &seq, err);
@@ -396,6 +397,38 @@ static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
     return rc;
 }
 
+static int is_removal(const suc_op *o) { return o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF; }
+
+/* A batch refused at the index's cap (SUC_EINDEXFULL) refuses every operation in it, but a
+ * removal must still succeed there: a transaction that only removes may grow the map past the
+ * cap by a small reserve (txn.c, grow_map), or a full index could never be shrunk. So when a
+ * batch that mixed removals with stores is refused, its removals are committed again, alone and
+ * carrying no other process's store. The list is reordered, the removals last; *removals_rc is
+ * their result. Returns the new head. */
+static suc_op *commit_removals_alone(suc_cache *c, suc_op *ops, int *removals_rc, suc_error *err) {
+    suc_op *others = NULL, **others_tail = &others, *removals = NULL, **removals_tail = &removals;
+    for (suc_op *o = ops, *next; o; o = next) {
+        next = o->next;
+        o->next = NULL;
+        if (is_removal(o) && !o->settled) {
+            *removals_tail = o;
+            removals_tail = &o->next;
+        } else {
+            *others_tail = o;
+            others_tail = &o->next;
+        }
+    }
+    *others_tail = removals;
+    if (!removals || !others) return others ? others : removals; /* not mixed: nothing to retry */
+    batch_ctx alone = {.ops = removals, .removals_alone = 1};
+    batch_reset(&alone); /* what the refused transaction left in them */
+    *removals_rc = suc_write_txn_ex(c, batch_apply, batch_reset, &alone, 1, err);
+    suc_handoff_commit_ends(c);
+    if (*removals_rc == SUC_ABORT_TXN) *removals_rc = SUC_OK;
+    free(alone.foreign);
+    return others;
+}
+
 /*
  * Group commit (leader/follower): the first writer to find no batch in progress takes every
  * queued operation and commits them in one transaction; the others wait for it. With N writer
@@ -424,6 +457,9 @@ static void queue_and_wait(suc_cache *c, suc_op *first, suc_op *last) {
          * nothing to take the write lock for (the last uses and usage counts wait for the next). */
         int brc = suc_handoff_wait_carried(c, ctx.ops) ? SUC_OK : commit_batch(c, &ctx, &berr);
         uint64_t held = suc_last_write_lock_ms(); /* this thread's: it ran the transaction */
+        int removals_rc = brc;
+        suc_error removals_err = berr;
+        if (brc == SUC_EINDEXFULL) ctx.ops = commit_removals_alone(c, ctx.ops, &removals_rc, &removals_err);
 
         suc_handoff_finish(c, ctx.foreign, ctx.foreign_count, brc == SUC_OK);
         free(ctx.foreign);
@@ -436,8 +472,9 @@ static void queue_and_wait(suc_cache *c, suc_op *first, suc_op *last) {
         pthread_mutex_lock(&c->commit_mu);
         for (suc_op *o = ctx.ops; o; o = o->next) {
             /* op_rc: refused alone, the batch committed (or another process's did) */
-            o->rc = brc && !o->settled ? brc : o->op_rc;
-            if (brc && !o->settled) o->err = berr;
+            int orc = is_removal(o) ? removals_rc : brc;
+            o->rc = orc && !o->settled ? orc : o->op_rc;
+            if (orc && !o->settled) o->err = is_removal(o) ? removals_err : berr;
             o->held_ms = held;
             o->done = 1;
         }

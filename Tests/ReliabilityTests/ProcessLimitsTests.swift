@@ -1,5 +1,6 @@
 import Foundation
 import SharedURLCacheStore
+import Synchronization
 import Testing
 import TestProcess
 
@@ -151,6 +152,52 @@ extension Reliability {
             var failures = 0
             for key in keys { do { try store.remove(key: Array(key.utf8)) } catch { failures += 1 } }
             #expect(failures == 0, "\(failures) of \(keys.count) removes failed with the index at its cap")
+        }
+
+        @Test("T6 at the cap a remove succeeds while another thread's stores are refused beside it")
+        func removesBesideRefusedStores() throws {
+            let scratch = Scratch()
+            var configuration = CacheStoreConfiguration()
+            configuration.initialIndexBytes = 1 << 20
+            configuration.maximumIndexBytes = 1 << 20
+            let store = try CacheStore(directory: scratch.cache, configuration: configuration)
+            @Sendable func descriptor(_ key: String) -> RecordDescriptor {
+                RecordDescriptor(key: Array(key.utf8), userInfo: [UInt8](repeating: 7, count: 1800))
+            }
+            var keys: [String] = []
+            var refusal: CacheError?
+            while refusal == nil {
+                do {
+                    try store.store(descriptor("fill-\(keys.count)"), body: [1])
+                    keys.append("fill-\(keys.count)")
+                } catch { refusal = error }
+            }
+            #expect(
+                refusal?.code == .indexFull && keys.count > 100, "filled \(keys.count): \(String(describing: refusal))")
+            // A thread of its own stores new keys all the while: at the cap most are refused, and
+            // the group commit puts the removals below in the same transactions as those stores.
+            let stop = Atomic<Bool>(false)
+            let attempts = Atomic<Int>(0)
+            let storer = Thread {
+                var i = 0
+                while !stop.load(ordering: .acquiring) {
+                    _ = try? store.store(descriptor("extra-\(i)"), body: [1])
+                    i += 1
+                    attempts.add(1, ordering: .releasing)
+                }
+                attempts.store(-1, ordering: .releasing)
+            }
+            storer.start()
+            while attempts.load(ordering: .acquiring) < 10 { usleep(1000) }
+            var failures: [String] = []
+            for key in keys {
+                do { try store.remove(key: Array(key.utf8)) } catch { failures.append(error.code.name) }
+            }
+            stop.store(true, ordering: .releasing)
+            while attempts.load(ordering: .acquiring) != -1 { usleep(1000) }
+            #expect(failures.isEmpty, "\(failures.count) of \(keys.count) removes failed: \(Set(failures))")
+            let stillThere = try keys.filter { try store.record(for: Array($0.utf8)) != nil }
+            #expect(stillThere.isEmpty, "\(stillThere.count) removed keys still readable")
         }
 
         @Test("T7 reader slots: 40 processes killed while reading with 16 slots; every new open and read succeeds")

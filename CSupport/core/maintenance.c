@@ -22,7 +22,7 @@
 
 /* A batch of evictions ends after this long, or at its count; its size adapts so that, commit
  * included, it holds the write lock about SUC_PACE_TARGET_MS: the longest a store waits (pace.c). */
-#define EVICT_BATCH_MS 8
+#define EVICT_BATCH_MS 4
 #define DEFAULT_BATCH 500
 
 /* ---- walking the main table in batches ---------------------------------------------- */

@@ -16,8 +16,8 @@ public struct CompactionPolicy: Sendable, Hashable {
     /// Orphan body files and temp files younger than this are left alone (an in-flight store).
     public var gracePeriod: Duration = .seconds(600)
     /// Entries per write transaction, at most: live writers wait at most one batch. A batch
-    /// also ends after 8 ms of work. 500 holds the write lock for about 20–30 ms with its
-    /// commit on an ordinary disk (Benchmarks/RESULTS.md, compaction).
+    /// also ends after 4 ms of work, and is made smaller while its commit holds the write lock
+    /// past about 8 ms (Benchmarks/RESULTS.md, compaction).
     public var batchSize = 500
     /// Report what would be evicted and removed, and change nothing.
     public var dryRun = false

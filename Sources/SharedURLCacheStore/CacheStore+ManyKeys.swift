@@ -17,7 +17,7 @@ extension CacheStore {
 
     /// Removes every key (or variant) of `references`, many in one commit (up to a thousand, and
     /// one `fdatasync` for them all, where ``remove(key:variant:)`` costs a commit each). The
-    /// commits are sized to hold the write lock about 20 ms, with a pause between two, so a store
+    /// commits are sized to hold the write lock about 8 ms, with a pause between two, so a store
     /// of another process waits for one of them at most; the handle keeps the size from one call
     /// to the next. Every key is checked before any is
     /// removed: an empty key throws `.invalidInput` and removes nothing.

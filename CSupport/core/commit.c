@@ -369,6 +369,8 @@ void suc_carry_finish(suc_cache *c, suc_carry *carry, int committed) {
     carry->count = 0;
 }
 
+static int is_removal(const suc_op *o) { return o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF; }
+
 /* The batch's transaction, with the last uses and usage counts queued so far. */
 static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
     pthread_mutex_lock(&c->touch_mu);
@@ -384,7 +386,7 @@ static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
     ctx->hits = atomic_exchange(&c->pending_hits, 0);
     ctx->misses = atomic_exchange(&c->pending_misses, 0);
     int removal_only = 1;
-    for (suc_op *o = ctx->ops; o; o = o->next) removal_only &= o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF;
+    for (suc_op *o = ctx->ops; o; o = o->next) removal_only &= is_removal(o);
     int rc = suc_write_txn_ex(c, batch_apply, batch_reset, ctx, removal_only, err);
     suc_handoff_commit_ends(c);
     if (rc == SUC_ABORT_TXN) rc = SUC_OK; /* nothing left to commit: every store went in another's */
@@ -396,8 +398,6 @@ static int commit_batch(suc_cache *c, batch_ctx *ctx, suc_error *err) {
     }
     return rc;
 }
-
-static int is_removal(const suc_op *o) { return o->kind == SUC_OP_REMOVE || o->kind == SUC_OP_PURGE_IF; }
 
 /* A batch refused at the index's cap (SUC_EINDEXFULL) refuses every operation in it, but a
  * removal must still succeed there: a transaction that only removes may grow the map past the
